@@ -1,0 +1,34 @@
+// engine/derive/derive.hpp — everything computed from imported facts, in one entry point.
+//
+// Runs after import, before detectors: correlation (kernel/memcpy/memset -> api_call -> op),
+// the op table and hierarchy, iterations, Tensor Core classification and kernel categories,
+// and the time breakdown. Writes only derived tables and columns (schema/ marks them).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/store/store.hpp"
+
+namespace proflint {
+
+// One extra Tensor Core pattern from configuration: a kernel-name substring (case-sensitive)
+// that marks a kernel as using (uses_tensor_cores = true) or not using Tensor Cores.
+struct TensorCorePattern {
+  std::string substring;
+  bool uses_tensor_cores = true;
+};
+
+struct DeriveOptions {
+  std::optional<std::string> key_node;     // --key-node NAME: op/range name that marks one iteration
+  std::optional<int64_t> iter_start, iter_stop;  // restrict aggregation (inclusive iteration ordinals)
+  std::vector<TensorCorePattern> extra_tensor_core_patterns;  // checked before the built-in table
+};
+
+// Derives every trace in the store that has not been derived yet (trace.iteration_source IS NULL),
+// or all traces when `force` (e.g. re-analysis of a saved store with another --key-node).
+void derive_all(Store& store, const DeriveOptions& options, bool force = false);
+
+}  // namespace proflint

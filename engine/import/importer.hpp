@@ -1,0 +1,47 @@
+// engine/import/importer.hpp — the interface every input format implements.
+//
+// An importer knows one file format and nothing about detectors: it reads the file and hands
+// rows to a StoreWriter. Registration is the explicit list in engine/import/registry.cpp.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/store/store.hpp"
+
+namespace proflint {
+
+struct ImportOptions {
+  bool progress = false;  // draw a progress bar on stderr (terminal only)
+};
+
+struct ImportResult {
+  int64_t trace_id = 0;
+  int64_t rows = 0;    // fact rows written
+  int64_t issues = 0;  // events counted in import_issue
+};
+
+class Importer {
+ public:
+  virtual ~Importer() = default;
+  // Format name stored in trace.format ('kineto', 'nsys').
+  virtual std::string_view name() const = 0;
+  // True when `head` (the first bytes of the file, already gunzipped when the file is gzip) is
+  // this format. Decides from content, never from the file name.
+  virtual bool sniff(std::string_view head, bool gzipped) const = 0;
+  // Reads the file into `store` as one new trace. Throws proflint::Error naming the file and
+  // place when nothing usable can be read; per-event problems go to import_issue instead.
+  virtual ImportResult import(const std::string& path, Store& store, const ImportOptions& options) const = 0;
+};
+
+// All importers, in the explicit order of engine/import/registry.cpp.
+const std::vector<std::unique_ptr<Importer>>& importers();
+
+// Sniffs `path` and imports it with the matching importer. Errors (missing file, directory,
+// unknown format, empty file) are proflint::Error naming the file.
+ImportResult import_file(const std::string& path, Store& store, const ImportOptions& options);
+
+}  // namespace proflint

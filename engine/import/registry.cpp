@@ -1,0 +1,67 @@
+// engine/import/registry.cpp — the explicit, sorted list of importers and the format sniffer.
+#include <zlib.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "engine/common/error.hpp"
+#include "engine/import/importer.hpp"
+#include "engine/import/kineto/kineto_importer.hpp"
+#include "engine/import/nsys/nsys_importer.hpp"
+
+namespace proflint {
+
+const std::vector<std::unique_ptr<Importer>>& importers() {
+  static const std::vector<std::unique_ptr<Importer>> all = [] {
+    std::vector<std::unique_ptr<Importer>> v;
+    v.push_back(std::make_unique<KinetoImporter>());
+    v.push_back(std::make_unique<NsysImporter>());
+    return v;
+  }();
+  return all;
+}
+
+namespace {
+
+// First bytes of the file, gunzipped when it starts with the gzip magic.
+std::string read_head(const std::string& path, bool& gzipped) {
+  std::ifstream in(path, std::ios::binary);
+  char raw[2] = {};
+  in.read(raw, 2);
+  gzipped = in.gcount() == 2 && static_cast<unsigned char>(raw[0]) == 0x1f && static_cast<unsigned char>(raw[1]) == 0x8b;
+  std::string head(4096, '\0');
+  if (gzipped) {
+    gzFile gz = gzopen(path.c_str(), "rb");
+    if (!gz) return {};
+    int n = gzread(gz, head.data(), static_cast<unsigned>(head.size()));
+    gzclose(gz);
+    head.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  } else {
+    in.clear();
+    in.seekg(0);
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(in.gcount()));
+  }
+  return head;
+}
+
+}  // namespace
+
+ImportResult import_file(const std::string& path, Store& store, const ImportOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw input_error(path, "", "no such file");
+  if (fs::is_directory(path, ec)) throw input_error(path, "", "is a directory, expected a profile file");
+  if (fs::file_size(path, ec) == 0) throw input_error(path, "", "empty file, expected a profile");
+  bool gzipped = false;
+  std::string head = read_head(path, gzipped);
+  if (head.empty()) throw input_error(path, "", gzipped ? "gzip data could not be decompressed" : "cannot read file");
+  for (const auto& importer : importers()) {
+    if (importer->sniff(head, gzipped)) return importer->import(path, store, options);
+  }
+  throw input_error(path, "", "not a recognised profile (expected PyTorch profiler / Kineto JSON, an Nsight Systems "
+                              "SQLite export or a proflint store)");
+}
+
+}  // namespace proflint

@@ -1,0 +1,131 @@
+// engine/store/store.cpp — opening, creating and migrating the fact store.
+#include "engine/store/store.hpp"
+
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+#include <sqlite3.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "engine/common/error.hpp"
+#include "engine/store/migrations.hpp"
+
+namespace proflint {
+
+namespace {
+// 'PFLT': marks a SQLite file as a proflint store (PRAGMA application_id).
+constexpr int kApplicationId = 0x50464C54;
+
+void tune_for_bulk_load(SQLite::Database& db) {
+  db.exec("PRAGMA journal_mode=OFF");
+  db.exec("PRAGMA synchronous=OFF");
+  db.exec("PRAGMA temp_store=MEMORY");
+  db.exec("PRAGMA cache_size=-262144");  // 256 MiB page cache
+}
+}  // namespace
+
+int latest_schema_version() { return static_cast<int>(migrations().size()); }
+
+Store Store::create_in_memory() {
+  auto db = std::make_unique<SQLite::Database>(":memory:", SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  Store store(std::move(db));
+  tune_for_bulk_load(store.db());
+  store.migrate();
+  return store;
+}
+
+Store Store::create_file(const std::string& path) {
+  auto db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  Store store(std::move(db));
+  tune_for_bulk_load(store.db());
+  store.migrate();
+  return store;
+}
+
+bool Store::is_store_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char header[72] = {};
+  if (!in.read(header, sizeof header)) return false;
+  if (std::string(header, 16) != std::string("SQLite format 3\0", 16)) return false;
+  // application_id is the big-endian 32-bit integer at offset 68 of the header.
+  auto b = [&](int i) { return static_cast<unsigned>(static_cast<unsigned char>(header[i])); };
+  unsigned app = (b(68) << 24) | (b(69) << 16) | (b(70) << 8) | b(71);
+  return app == static_cast<unsigned>(kApplicationId);
+}
+
+Store Store::open_existing(const std::string& path, bool read_only) {
+  if (!is_store_file(path)) throw input_error(path, "", "not a proflint store (no proflint application id in the SQLite header)");
+  std::unique_ptr<SQLite::Database> db;
+  try {
+    db = std::make_unique<SQLite::Database>(path, read_only ? SQLite::OPEN_READONLY : SQLite::OPEN_READWRITE);
+  } catch (const std::exception& e) {
+    throw input_error(path, "", std::string("cannot open store: ") + e.what());
+  }
+  Store store(std::move(db));
+  int version = store.schema_version();
+  if (version > latest_schema_version()) {
+    throw input_error(path, "", "store has schema version " + std::to_string(version) +
+                                    " but this proflint knows only up to " + std::to_string(latest_schema_version()) +
+                                    "; use a newer proflint");
+  }
+  if (version < latest_schema_version()) {
+    if (read_only) throw input_error(path, "", "store has old schema version " + std::to_string(version) + "; open it writable to upgrade");
+    store.migrate();
+  }
+  return store;
+}
+
+int Store::schema_version() { return db_->execAndGet("PRAGMA user_version").getInt(); }
+
+void Store::migrate() {
+  int version = schema_version();
+  const auto& all = migrations();
+  for (int i = version; i < static_cast<int>(all.size()); ++i) {
+    SQLite::Transaction tx(*db_);
+    db_->exec(all[i].sql);
+    db_->exec("PRAGMA user_version=" + std::to_string(i + 1));
+    tx.commit();
+  }
+  db_->exec("PRAGMA application_id=" + std::to_string(kApplicationId));
+}
+
+void Store::create_indexes() {
+  db_->exec(R"SQL(
+    CREATE INDEX IF NOT EXISTS kernel_by_corr ON _kernel(trace_id, pid, correlation_id);
+    CREATE INDEX IF NOT EXISTS kernel_by_time ON _kernel(trace_id, device_id, start_ns);
+    CREATE INDEX IF NOT EXISTS kernel_by_op ON _kernel(op_id);
+    CREATE INDEX IF NOT EXISTS kernel_by_name ON _kernel(name_id);
+    CREATE INDEX IF NOT EXISTS memcpy_by_corr ON _memcpy(trace_id, pid, correlation_id);
+    CREATE INDEX IF NOT EXISTS memset_by_corr ON _memset(trace_id, pid, correlation_id);
+    CREATE INDEX IF NOT EXISTS api_by_corr ON _api_call(trace_id, pid, correlation_id);
+    CREATE INDEX IF NOT EXISTS api_by_thread ON _api_call(trace_id, pid, tid, start_ns);
+    CREATE INDEX IF NOT EXISTS range_by_thread ON _range(trace_id, pid, tid, start_ns);
+    CREATE INDEX IF NOT EXISTS range_by_name ON _range(name_id);
+    CREATE INDEX IF NOT EXISTS op_by_range ON _op(range_id);
+    CREATE INDEX IF NOT EXISTS op_by_name ON _op(name_id);
+  )SQL");
+}
+
+void Store::save_as(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::string tmp = path + ".tmp-proflint";
+  std::error_code ec;
+  fs::remove(tmp, ec);
+  try {
+    SQLite::Statement vacuum(*db_, "VACUUM INTO ?");
+    vacuum.bind(1, tmp);
+    vacuum.exec();
+  } catch (const std::exception& e) {
+    fs::remove(tmp, ec);
+    throw input_error(path, "", std::string("cannot write store: ") + e.what());
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw input_error(path, "", "cannot move the finished store into place: " + ec.message());
+  }
+}
+
+}  // namespace proflint

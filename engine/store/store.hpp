@@ -1,0 +1,41 @@
+// engine/store/store.hpp — the fact store: an SQLite database with the schema of schema/*.sql.
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+
+#include <memory>
+#include <string>
+
+namespace proflint {
+
+// Latest schema version this binary knows (number of migrations in schema/).
+int latest_schema_version();
+
+class Store {
+ public:
+  // A new, empty store in memory with all migrations applied.
+  static Store create_in_memory();
+  // A new store at `path` (must not exist yet) with all migrations applied.
+  static Store create_file(const std::string& path);
+  // Opens an existing proflint store; refuses files that are not stores and stores made by a
+  // newer proflint; upgrades older stores in place unless read_only.
+  static Store open_existing(const std::string& path, bool read_only);
+  // True when the file starts with the SQLite header and carries proflint's application id.
+  static bool is_store_file(const std::string& path);
+
+  SQLite::Database& db() { return *db_; }
+  int schema_version();
+
+  // Indexes used by derivation, detectors and rules; created after bulk import (faster load).
+  void create_indexes();
+
+  // Copies this store into a file (VACUUM INTO a temporary name, then rename: never a partial file).
+  void save_as(const std::string& path);
+
+ private:
+  explicit Store(std::unique_ptr<SQLite::Database> db) : db_(std::move(db)) {}
+  void migrate();
+  std::unique_ptr<SQLite::Database> db_;
+};
+
+}  // namespace proflint
