@@ -1,1 +1,54 @@
-int main() { return 0; }
+// engine/cli/main.cpp — argument parsing only; every command lives in the engine library.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "engine/cli/commands.hpp"
+
+int main(int argc, char** argv) {
+  using namespace proflint;
+  CLI::App app{"proflint: an expert system for GPU deep-learning profiles"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("proflint ") + PROFLINT_VERSION);
+
+  CommonOptions common;
+  std::string db_path, sql;
+  auto add_derive_flags = [&](CLI::App* cmd) {
+    cmd->add_option("--key-node", common.key_node, "op or annotation name that marks one iteration");
+    cmd->add_option("--iter-start", common.iter_start, "first iteration (0-based) to aggregate");
+    cmd->add_option("--iter-stop", common.iter_stop, "last iteration (inclusive) to aggregate");
+    cmd->add_flag("--progress", common.progress, "show import progress on stderr");
+  };
+
+  auto* summary = app.add_subcommand("summary", "headline metrics: wall time, GPU utilization, breakdown, iterations");
+  summary->add_option("PROFILE", common.inputs, "profile files or a saved store")->required();
+  summary->add_option("--format", common.format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  summary->add_option("-o,--output", common.output, "output file (default stdout)");
+  add_derive_flags(summary);
+
+  auto* ingest = app.add_subcommand("ingest", "import profiles into a saved fact store");
+  ingest->add_option("PROFILE", common.inputs, "profile files")->required();
+  ingest->add_option("--db", db_path, "store file to write")->required();
+  add_derive_flags(ingest);
+
+  auto* query = app.add_subcommand("query", "run one read-only SQL query over the fact store, CSV out");
+  query->add_option("STORE_OR_PROFILE", common.inputs, "a saved store or profile")->required()->expected(1);
+  query->add_option("SQL", sql, "the SELECT statement")->required();
+  query->add_option("-o,--output", common.output, "output file (default stdout)");
+  add_derive_flags(query);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  if (!common.progress) common.progress = stderr_is_terminal();
+
+  return run_command([&]() -> int {
+    if (summary->parsed()) return cmd_summary(common);
+    if (ingest->parsed()) return cmd_ingest(common, db_path);
+    if (query->parsed()) return cmd_query(common, sql);
+    return 2;
+  });
+}

@@ -1,6 +1,142 @@
+// tests/unit/store_test.cpp — the fact store: schema golden dump, versions, atomic saves.
 #include <gtest/gtest.h>
+
+#include <SQLiteCpp/Statement.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/common/error.hpp"
 #include "engine/store/store.hpp"
+#include "engine/store/writer.hpp"
+#include "tests/support/realdata.hpp"
+#include "tests/support/run.hpp"
+
+namespace fs = std::filesystem;
+using proflint::Store;
+
+namespace {
+
+// Every schema object's SQL, sorted by type and name: reviewing a schema change means reading
+// the diff of tests/golden/schema.sql.
+std::string dump_schema(Store& store) {
+  SQLite::Statement q(store.db(), "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL "
+                                  "AND name NOT LIKE 'sqlite_%' ORDER BY type, name");
+  std::string out = "-- user_version " + std::to_string(store.schema_version()) + "\n";
+  while (q.executeStep()) out += "-- " + q.getColumn(0).getString() + " " + q.getColumn(1).getString() + "\n" + q.getColumn(2).getString() + ";\n\n";
+  return out;
+}
+
+std::string temp_path(const std::string& name) {
+  auto p = fs::path(::testing::TempDir()) / ("proflint_store_test_" + std::to_string(getpid()) + "_" + name);
+  fs::remove(p);
+  return p.string();
+}
+
+}  // namespace
+
 TEST(Store, CreatesLatestVersion) {
-  auto store = proflint::Store::create_in_memory();
+  auto store = Store::create_in_memory();
   EXPECT_EQ(store.schema_version(), proflint::latest_schema_version());
+  EXPECT_GE(proflint::latest_schema_version(), 1);
+}
+
+TEST(Store, SchemaMatchesGoldenDump) {
+  auto store = Store::create_in_memory();
+  std::string dump = dump_schema(store);
+  auto golden = proflint::testing::source_dir() / "tests" / "golden" / "schema.sql";
+  if (std::getenv("PROFLINT_UPDATE_GOLDENS")) {
+    std::ofstream(golden) << dump;
+    GTEST_SKIP() << "rewrote " << golden;
+  }
+  ASSERT_TRUE(fs::exists(golden)) << "missing " << golden << "; run with PROFLINT_UPDATE_GOLDENS=1";
+  EXPECT_EQ(proflint::testing::slurp(golden.string()), dump)
+      << "schema changed; review and run with PROFLINT_UPDATE_GOLDENS=1 to accept";
+}
+
+TEST(Store, SavedStoreIsRecognisedAndReopened) {
+  auto path = temp_path("saved.db");
+  {
+    auto store = Store::create_in_memory();
+    proflint::TraceInfo info;
+    info.path = "x.json";
+    info.format = "kineto";
+    proflint::StoreWriter w(store, info);
+    proflint::KernelRow k;
+    k.start_ns = 10;
+    k.dur_ns = 5;
+    k.name = "kern";
+    w.add_kernel(k);
+    w.commit();
+    store.save_as(path);
+  }
+  EXPECT_TRUE(Store::is_store_file(path));
+  EXPECT_FALSE(fs::exists(path + ".tmp-proflint"));
+  auto reopened = Store::open_existing(path, true);
+  EXPECT_EQ(reopened.db().execAndGet("SELECT name FROM kernel").getString(), "kern");
+  EXPECT_EQ(reopened.db().execAndGet("SELECT start_ns || '-' || end_ns FROM trace").getString(), "10-15");
+  fs::remove(path);
+}
+
+TEST(Store, RefusesStoreFromNewerProflint) {
+  auto path = temp_path("newer.db");
+  {
+    auto store = Store::create_file(path);
+    store.db().exec("PRAGMA user_version=" + std::to_string(proflint::latest_schema_version() + 7));
+  }
+  try {
+    Store::open_existing(path, true);
+    FAIL() << "expected an error";
+  } catch (const proflint::Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+    EXPECT_NE(msg.find("newer proflint"), std::string::npos) << msg;
+  }
+  fs::remove(path);
+}
+
+TEST(Store, PlainSqliteFileIsNotAStore) {
+  auto path = temp_path("plain.db");
+  { SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE); db.exec("CREATE TABLE t(x)"); }
+  EXPECT_FALSE(Store::is_store_file(path));
+  EXPECT_THROW(Store::open_existing(path, true), proflint::Error);
+  fs::remove(path);
+}
+
+TEST(StoreWriter, InternsTextAndCountsIssues) {
+  auto store = Store::create_in_memory();
+  proflint::TraceInfo info;
+  info.path = "t";
+  info.format = "kineto";
+  proflint::StoreWriter w(store, info);
+  for (int i = 0; i < 3; ++i) {
+    proflint::ApiCallRow a;
+    a.start_ns = i * 100;
+    a.dur_ns = 10;
+    a.name = "cudaLaunchKernel";
+    w.add_api_call(a);
+  }
+  w.add_issue("negative_duration", "ev1", "byte 10");
+  w.add_issue("negative_duration", "ev2", "byte 20");
+  EXPECT_EQ(w.issue_count(), 2);
+  w.commit();
+  auto& db = store.db();
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM string WHERE value = 'cudaLaunchKernel'").getInt(), 1);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM api_call WHERE name = 'cudaLaunchKernel'").getInt(), 3);
+  EXPECT_EQ(db.execAndGet("SELECT count || ':' || example || ':' || location FROM import_issue").getString(), "2:ev1:byte 10");
+}
+
+TEST(StoreWriter, RollsBackWhenNotCommitted) {
+  auto store = Store::create_in_memory();
+  {
+    proflint::TraceInfo info;
+    info.path = "t";
+    info.format = "kineto";
+    proflint::StoreWriter w(store, info);
+    proflint::KernelRow k;
+    k.name = "k";
+    w.add_kernel(k);
+  }
+  EXPECT_EQ(store.db().execAndGet("SELECT count(*) FROM trace").getInt(), 0);
+  EXPECT_EQ(store.db().execAndGet("SELECT count(*) FROM _kernel").getInt(), 0);
 }

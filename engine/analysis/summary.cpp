@@ -1,0 +1,158 @@
+// engine/analysis/summary.cpp — headline metrics from derived facts (see summary.hpp).
+#include "engine/analysis/summary.hpp"
+
+#include <SQLiteCpp/Statement.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace proflint {
+
+namespace {
+
+std::optional<std::string> opt_text(SQLite::Statement& q, int col) {
+  if (q.isColumnNull(col)) return std::nullopt;
+  return q.getColumn(col).getString();
+}
+
+std::optional<int64_t> opt_int(SQLite::Statement& q, int col) {
+  if (q.isColumnNull(col)) return std::nullopt;
+  return q.getColumn(col).getInt64();
+}
+
+int64_t scalar(SQLite::Database& db, const char* sql, int64_t trace_id, std::optional<int64_t> device = std::nullopt) {
+  SQLite::Statement q(db, sql);
+  q.bind(1, trace_id);
+  if (device) q.bind(2, *device);
+  if (!q.executeStep() || q.isColumnNull(0)) return 0;
+  return q.getColumn(0).getInt64();
+}
+
+IterationSummary summarize_iterations(SQLite::Database& db, int64_t trace_id, const std::optional<std::string>& source) {
+  IterationSummary it;
+  it.source = source.value_or("none");
+  SQLite::Statement q(db, "SELECT dur_ns FROM iteration WHERE trace_id = ? ORDER BY iteration");
+  q.bind(1, trace_id);
+  while (q.executeStep()) it.durations_ns.push_back(q.getColumn(0).getInt64());
+  it.count = static_cast<int64_t>(it.durations_ns.size());
+  if (it.count == 0) return it;
+  double sum = 0;
+  for (auto d : it.durations_ns) sum += static_cast<double>(d);
+  it.mean_ns = sum / static_cast<double>(it.count);
+  double var = 0;
+  for (auto d : it.durations_ns) var += (static_cast<double>(d) - it.mean_ns) * (static_cast<double>(d) - it.mean_ns);
+  it.stddev_ns = it.count > 1 ? std::sqrt(var / static_cast<double>(it.count - 1)) : 0.0;
+  auto sorted = it.durations_ns;
+  std::sort(sorted.begin(), sorted.end());
+  it.min_ns = sorted.front();
+  it.max_ns = sorted.back();
+  it.median_ns = sorted[sorted.size() / 2];
+  if (sorted.size() % 2 == 0) it.median_ns = (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+  return it;
+}
+
+DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t device_id) {
+  DeviceSummary d;
+  d.device_id = device_id;
+  {
+    SQLite::Statement q(db, "SELECT name, compute_major, compute_minor FROM device WHERE trace_id = ? AND device_id = ?");
+    q.bind(1, trace_id);
+    q.bind(2, device_id);
+    if (q.executeStep()) {
+      d.name = q.isColumnNull(0) ? "" : q.getColumn(0).getString();
+      if (!q.isColumnNull(1)) d.compute_major = q.getColumn(1).getInt();
+      if (!q.isColumnNull(2)) d.compute_minor = q.getColumn(2).getInt();
+    }
+  }
+  {
+    SQLite::Statement q(db, "SELECT category, time_ns FROM breakdown WHERE trace_id = ? AND device_id = ? AND iteration = -1");
+    q.bind(1, trace_id);
+    q.bind(2, device_id);
+    while (q.executeStep()) d.breakdown_ns[q.getColumn(0).getString()] = q.getColumn(1).getInt64();
+  }
+  for (const auto& [cat, ns] : d.breakdown_ns) {
+    d.window_ns += ns;
+    if (cat == "kernel_tc" || cat == "kernel_other" || cat == "communication") d.kernel_busy_ns += ns;
+    if (cat == "kernel_tc" || cat == "kernel_other" || cat == "communication" || cat == "memcpy" || cat == "memset")
+      d.gpu_busy_ns += ns;
+  }
+  SQLite::Statement k(db, "SELECT count(*), COALESCE(sum(dur_ns),0), "
+                          "COALESCE(sum(CASE WHEN is_tensor_core = 1 THEN dur_ns END),0), "
+                          "COALESCE(sum(CASE WHEN category = 'communication' THEN dur_ns END),0) "
+                          "FROM _kernel WHERE trace_id = ? AND device_id IS ?");
+  k.bind(1, trace_id);
+  k.bind(2, device_id);
+  if (k.executeStep()) {
+    d.kernel_count = k.getColumn(0).getInt64();
+    d.kernel_time_ns = k.getColumn(1).getInt64();
+    d.tensor_core_time_ns = k.getColumn(2).getInt64();
+    d.communication_time_ns = k.getColumn(3).getInt64();
+  }
+  SQLite::Statement m(db, "SELECT count(*), COALESCE(sum(dur_ns),0), COALESCE(sum(bytes),0) FROM _memcpy WHERE trace_id = ? AND device_id IS ?");
+  m.bind(1, trace_id);
+  m.bind(2, device_id);
+  if (m.executeStep()) {
+    d.memcpy_count = m.getColumn(0).getInt64();
+    d.memcpy_time_ns = m.getColumn(1).getInt64();
+    d.memcpy_bytes = m.getColumn(2).getInt64();
+  }
+  d.memset_time_ns = scalar(db, "SELECT sum(dur_ns) FROM _memset WHERE trace_id = ? AND device_id IS ?", trace_id, device_id);
+  // Eligible-but-not-used counts only the math kernels of eligible ops: helper kernels of a conv
+  // (im2col, transposes) could not have used Tensor Cores anyway.
+  d.tc_eligible_not_used_ns = scalar(db,
+      "SELECT sum(k.dur_ns) FROM _kernel k JOIN _op o ON o.id = k.op_id "
+      "WHERE k.trace_id = ? AND k.device_id IS ? AND o.tc_eligible = 1 AND k.is_tensor_core = 0 "
+      "AND k.category IN ('gemm', 'conv', 'attention')", trace_id, device_id);
+  if (d.window_ns > 0) d.gpu_utilization = static_cast<double>(d.kernel_busy_ns) / static_cast<double>(d.window_ns);
+  if (d.kernel_time_ns > 0) d.tensor_core_share = static_cast<double>(d.tensor_core_time_ns) / static_cast<double>(d.kernel_time_ns);
+  return d;
+}
+
+}  // namespace
+
+std::vector<TraceSummary> summarize(Store& store) {
+  auto& db = store.db();
+  std::vector<TraceSummary> out;
+  SQLite::Statement traces(db, "SELECT trace_id, path, format, format_version, tool_version, framework, vendor, comm_backend, "
+                               "rank, world_size, COALESCE(end_ns - start_ns, 0), event_count, iteration_source "
+                               "FROM trace ORDER BY trace_id");
+  while (traces.executeStep()) {
+    TraceSummary t;
+    t.trace_id = traces.getColumn(0).getInt64();
+    t.path = traces.getColumn(1).getString();
+    t.format = traces.getColumn(2).getString();
+    t.format_version = opt_text(traces, 3);
+    t.tool_version = opt_text(traces, 4);
+    t.framework = opt_text(traces, 5);
+    t.vendor = opt_text(traces, 6);
+    t.comm_backend = opt_text(traces, 7);
+    t.rank = opt_int(traces, 8);
+    t.world_size = opt_int(traces, 9);
+    t.wall_ns = traces.getColumn(10).getInt64();
+    t.event_count = traces.getColumn(11).getInt64();
+    auto source = opt_text(traces, 12);
+    out.push_back(std::move(t));
+    auto& s = out.back();
+    s.kernel_count = scalar(db, "SELECT count(*) FROM _kernel WHERE trace_id = ?", s.trace_id);
+    s.memcpy_count = scalar(db, "SELECT count(*) FROM _memcpy WHERE trace_id = ?", s.trace_id);
+    s.memset_count = scalar(db, "SELECT count(*) FROM _memset WHERE trace_id = ?", s.trace_id);
+    s.api_call_count = scalar(db, "SELECT count(*) FROM _api_call WHERE trace_id = ?", s.trace_id);
+    s.op_count = scalar(db, "SELECT count(*) FROM _op WHERE trace_id = ? AND range_id IS NOT NULL", s.trace_id);
+    s.devices_listed = scalar(db, "SELECT count(*) FROM device WHERE trace_id = ?", s.trace_id);
+    s.has_gpu_work = s.kernel_count + s.memcpy_count + s.memset_count > 0;
+    SQLite::Statement devs(db, "SELECT DISTINCT device_id FROM breakdown WHERE trace_id = ? AND device_id >= 0 ORDER BY device_id");
+    devs.bind(1, s.trace_id);
+    while (devs.executeStep()) s.devices.push_back(summarize_device(db, s.trace_id, devs.getColumn(0).getInt64()));
+    s.iterations = summarize_iterations(db, s.trace_id, source);
+    SQLite::Statement issues(db, "SELECT kind, count, COALESCE(example,''), COALESCE(location,'') FROM import_issue "
+                                 "WHERE trace_id = ? ORDER BY count DESC, kind");
+    issues.bind(1, s.trace_id);
+    while (issues.executeStep()) {
+      s.issues.push_back({issues.getColumn(0).getString(), issues.getColumn(2).getString(), issues.getColumn(3).getString(),
+                          issues.getColumn(1).getInt64()});
+    }
+  }
+  return out;
+}
+
+}  // namespace proflint

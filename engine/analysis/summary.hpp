@@ -1,0 +1,69 @@
+// engine/analysis/summary.hpp — the headline metrics a performance engineer reads first.
+//
+// Computed from derived facts only (never from a file format). The same figures back
+// `proflint summary`, the analyze report header and ctx.summary for Lua rules.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/store/store.hpp"
+
+namespace proflint {
+
+struct DeviceSummary {
+  int64_t device_id = -1;
+  std::string name;                      // empty when unknown
+  std::optional<int> compute_major, compute_minor;
+  int64_t window_ns = 0;                 // capture window used for the shares below
+  int64_t kernel_count = 0;
+  int64_t kernel_time_ns = 0;            // summed kernel durations (accumulate)
+  int64_t kernel_busy_ns = 0;            // union of kernel intervals (flatten)
+  int64_t gpu_busy_ns = 0;               // union of kernels, memcpys and memsets
+  int64_t memcpy_count = 0;
+  int64_t memcpy_time_ns = 0;
+  int64_t memcpy_bytes = 0;
+  int64_t memset_time_ns = 0;
+  int64_t communication_time_ns = 0;     // summed durations of communication kernels
+  int64_t tensor_core_time_ns = 0;       // summed durations of Tensor Core kernels
+  int64_t tc_eligible_not_used_ns = 0;   // GEMM/conv/attention kernels of eligible ops that do not use Tensor Cores
+  double gpu_utilization = 0;            // kernel_busy_ns / window_ns
+  double tensor_core_share = 0;          // tensor_core_time_ns / kernel_time_ns
+  std::map<std::string, int64_t> breakdown_ns;  // whole-trace breakdown (category -> ns), sums to window_ns
+};
+
+struct IterationSummary {
+  std::string source;   // 'profiler_step', 'key_node', 'nvtx', 'auto_period', 'none'
+  int64_t count = 0;
+  double mean_ns = 0, stddev_ns = 0;
+  int64_t min_ns = 0, max_ns = 0, median_ns = 0;
+  std::vector<int64_t> durations_ns;   // in iteration order
+};
+
+struct ImportIssueSummary {
+  std::string kind, example, location;
+  int64_t count = 0;
+};
+
+struct TraceSummary {
+  int64_t trace_id = 0;
+  std::string path, format;
+  std::optional<std::string> format_version, tool_version, framework, vendor, comm_backend;
+  std::optional<int64_t> rank, world_size;
+  int64_t wall_ns = 0;                 // capture window length
+  int64_t event_count = 0;
+  int64_t kernel_count = 0, memcpy_count = 0, memset_count = 0, api_call_count = 0, op_count = 0;
+  bool has_gpu_work = false;
+  std::vector<DeviceSummary> devices;  // devices with activity (all listed devices when none had any)
+  int64_t devices_listed = 0;          // devices described by the trace, used or not
+  IterationSummary iterations;
+  std::vector<ImportIssueSummary> issues;
+};
+
+// One summary per trace in the store, in trace_id order.
+std::vector<TraceSummary> summarize(Store& store);
+
+}  // namespace proflint

@@ -1,0 +1,118 @@
+// engine/cli/commands.cpp — see commands.hpp.
+#include "engine/cli/commands.hpp"
+
+#include <SQLiteCpp/Statement.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "engine/analysis/summary.hpp"
+#include "engine/common/error.hpp"
+#include "engine/report/output.hpp"
+#include "engine/report/summary_report.hpp"
+
+namespace proflint {
+
+namespace {
+
+LoadOptions load_options(const CommonOptions& o) {
+  LoadOptions l;
+  l.import.progress = o.progress;
+  l.derive.key_node = o.key_node;
+  l.derive.iter_start = o.iter_start;
+  l.derive.iter_stop = o.iter_stop;
+  l.rederive = o.key_node || o.iter_start || o.iter_stop;
+  return l;
+}
+
+// RFC 4180 field: quoted when it holds a comma, quote or line break.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
+}  // namespace
+
+bool use_color_on_stdout() { return isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr; }
+bool stderr_is_terminal() { return isatty(STDERR_FILENO); }
+
+int run_command(const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const Error& e) {
+    std::cerr << "proflint: error: " << e.what() << "\n";
+  } catch (const SQLite::Exception& e) {
+    std::cerr << "proflint: error: " << e.what() << "\n";
+  } catch (const std::bad_alloc&) {
+    std::cerr << "proflint: error: out of memory\n";
+  } catch (const std::exception& e) {
+    std::cerr << "proflint: error: " << e.what() << "\n";
+  }
+  return 2;
+}
+
+int cmd_summary(const CommonOptions& options) {
+  if (options.format != "text" && options.format != "json")
+    throw Error("--format must be text or json for summary, got '" + options.format + "'");
+  Store store = load_inputs(options.inputs, load_options(options));
+  auto summaries = summarize(store);
+  bool color = options.output == "-" && use_color_on_stdout();
+  write_output(options.output, options.format == "json" ? render_summary_json(summaries) : render_summary_text(summaries, color));
+  return 0;
+}
+
+int cmd_ingest(const CommonOptions& options, const std::string& db_path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(db_path, ec)) throw input_error(db_path, "", "--db must name a file, not a directory");
+  Store store = load_inputs(options.inputs, load_options(options));
+  store.save_as(db_path);
+  auto summaries = summarize(store);
+  for (const auto& s : summaries) {
+    std::cerr << "ingested " << s.path << ": " << s.kernel_count << " kernels, " << s.memcpy_count << " memcpy, "
+              << s.api_call_count << " API calls, " << s.op_count << " ops, " << s.iterations.count << " iterations\n";
+  }
+  std::cerr << "wrote " << db_path << " (schema version " << latest_schema_version() << ")\n";
+  return 0;
+}
+
+int cmd_query(const CommonOptions& options, const std::string& sql) {
+  Store store = load_inputs(options.inputs, load_options(options));
+  sqlite3* db = store.db().getHandle();
+  sqlite3_stmt* stmt = nullptr;
+  const char* tail = nullptr;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, &tail) != SQLITE_OK)
+    throw Error(std::string("query: ") + sqlite3_errmsg(db));
+  std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)> guard(stmt, &sqlite3_finalize);
+  if (!stmt) throw Error("query: empty SQL statement");
+  while (tail && *tail && std::isspace(static_cast<unsigned char>(*tail))) ++tail;
+  if (tail && *tail && *tail != ';') throw Error("query: give exactly one SQL statement");
+  if (!sqlite3_stmt_readonly(stmt)) throw Error("query: only read-only statements (SELECT, WITH ...) are allowed");
+  std::string out;
+  int cols = sqlite3_column_count(stmt);
+  for (int c = 0; c < cols; ++c) out += (c ? "," : "") + csv_field(sqlite3_column_name(stmt, c));
+  out += "\n";
+  int rc;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    for (int c = 0; c < cols; ++c) {
+      if (c) out += ",";
+      if (sqlite3_column_type(stmt, c) == SQLITE_NULL) continue;
+      const unsigned char* text = sqlite3_column_text(stmt, c);
+      out += csv_field(text ? reinterpret_cast<const char*>(text) : "");
+    }
+    out += "\n";
+  }
+  if (rc != SQLITE_DONE) throw Error(std::string("query: ") + sqlite3_errmsg(db));
+  write_output(options.output, out);
+  return 0;
+}
+
+}  // namespace proflint

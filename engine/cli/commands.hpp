@@ -1,0 +1,37 @@
+// engine/cli/commands.hpp — the subcommands behind the thin main(); each returns the exit code.
+//
+// Exit codes (DESIGN.md §9): 0 success, 1 findings at/above --fail-on or gate failed, 2 bad
+// usage or unreadable input. Errors are printed by run_command as one line naming the file.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/import/load.hpp"
+
+namespace proflint {
+
+struct CommonOptions {
+  std::vector<std::string> inputs;
+  std::string format = "text";   // text | json (| markdown | sarif for analyze)
+  std::string output = "-";      // -o FILE, '-' = stdout
+  std::optional<std::string> key_node;
+  std::optional<int64_t> iter_start, iter_stop;
+  bool progress = false;
+};
+
+int cmd_summary(const CommonOptions& options);
+int cmd_ingest(const CommonOptions& options, const std::string& db_path);
+int cmd_query(const CommonOptions& options, const std::string& sql);
+
+// Runs `body`, turning proflint::Error and library exceptions into "proflint: error: ..." on
+// stderr and exit code 2.
+int run_command(const std::function<int()>& body);
+
+// True when colour may be used on this stream (a terminal, NO_COLOR unset).
+bool use_color_on_stdout();
+bool stderr_is_terminal();
+
+}  // namespace proflint

@@ -1,0 +1,44 @@
+// engine/import/load.cpp — see load.hpp.
+#include "engine/import/load.hpp"
+
+#include <sqlite3.h>
+
+#include "engine/common/error.hpp"
+
+namespace proflint {
+
+namespace {
+
+// Copies a saved store into a fresh in-memory store with the SQLite backup API.
+Store copy_store_into_memory(const std::string& path) {
+  Store source = Store::open_existing(path, /*read_only=*/true);
+  Store copy = Store::create_in_memory();
+  sqlite3* dst = copy.db().getHandle();
+  sqlite3_backup* backup = sqlite3_backup_init(dst, "main", source.db().getHandle(), "main");
+  if (!backup) throw input_error(path, "", std::string("cannot read store: ") + sqlite3_errmsg(dst));
+  int rc = sqlite3_backup_step(backup, -1);
+  sqlite3_backup_finish(backup);
+  if (rc != SQLITE_DONE) throw input_error(path, "", std::string("cannot read store: ") + sqlite3_errstr(rc));
+  return copy;
+}
+
+}  // namespace
+
+Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& options) {
+  if (paths.empty()) throw Error("no input profile given");
+  if (paths.size() == 1 && Store::is_store_file(paths[0])) {
+    Store store = copy_store_into_memory(paths[0]);
+    derive_all(store, options.derive, options.rederive);
+    return store;
+  }
+  Store store = Store::create_in_memory();
+  for (const auto& path : paths) {
+    if (Store::is_store_file(path))
+      throw input_error(path, "", "a saved proflint store can only be given alone, not mixed with other inputs");
+    import_file(path, store, options.import);
+  }
+  derive_all(store, options.derive, false);
+  return store;
+}
+
+}  // namespace proflint

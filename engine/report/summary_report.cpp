@@ -1,0 +1,182 @@
+// engine/report/summary_report.cpp — see summary_report.hpp.
+#include "engine/report/summary_report.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/report/format.hpp"
+
+namespace proflint {
+
+const std::vector<std::pair<std::string, std::string>>& breakdown_categories() {
+  static const std::vector<std::pair<std::string, std::string>> all = {
+      {"kernel_tc", "kernels, Tensor Core"}, {"kernel_other", "kernels, other"}, {"communication", "communication"},
+      {"memcpy", "memcpy"},                  {"memset", "memset"},              {"runtime", "CUDA runtime/launch"},
+      {"dataloader", "dataloader"},          {"cpu", "CPU ops"},                {"idle", "idle"},
+  };
+  return all;
+}
+
+namespace {
+
+std::string with_commas(int64_t v) {
+  std::string s = std::to_string(v < 0 ? -v : v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return v < 0 ? "-" + s : s;
+}
+
+std::string iteration_source_text(const std::string& source) {
+  if (source == "profiler_step") return "ProfilerStep markers";
+  if (source == "key_node") return "the --key-node op";
+  if (source == "nvtx") return "repeating NVTX ranges";
+  if (source == "auto_period") return "automatic period detection";
+  return source;
+}
+
+std::string device_title(const DeviceSummary& d) {
+  std::string name = d.name.empty() ? "(name not recorded)" : d.name;
+  std::string cc = d.compute_major ? fmt::format(" (cc {}.{})", *d.compute_major, d.compute_minor.value_or(0)) : "";
+  return fmt::format("GPU {}  {}{}", d.device_id, name, cc);
+}
+
+}  // namespace
+
+std::string render_summary_text(const std::vector<TraceSummary>& traces, bool color) {
+  auto bold = [&](const std::string& s) { return color ? "\x1b[1m" + s + "\x1b[0m" : s; };
+  std::string out;
+  for (const auto& t : traces) {
+    out += bold(fmt::format("Profile {}", t.path)) + "\n";
+    std::string fmt_line = t.format;
+    if (t.format_version) fmt_line += fmt::format(" (schema {})", *t.format_version);
+    if (t.tool_version) fmt_line += fmt::format(", tool {}", *t.tool_version);
+    if (t.framework) fmt_line += ", " + *t.framework;
+    if (t.vendor) fmt_line += ", " + *t.vendor;
+    out += fmt::format("  format       {}\n", fmt_line);
+    if (t.rank || t.world_size)
+      out += fmt::format("  distributed  rank {} of {}{}\n", t.rank ? std::to_string(*t.rank) : "?",
+                         t.world_size ? std::to_string(*t.world_size) : "?", t.comm_backend ? " (" + *t.comm_backend + ")" : "");
+    out += fmt::format("  wall time    {}  ({} events read)\n", format_ns(t.wall_ns), with_commas(t.event_count));
+    out += fmt::format("  activity     {} kernels, {} memcpy, {} memset, {} API calls, {} ops\n", with_commas(t.kernel_count),
+                       with_commas(t.memcpy_count), with_commas(t.memset_count), with_commas(t.api_call_count),
+                       with_commas(t.op_count));
+    const auto& it = t.iterations;
+    if (it.count > 0) {
+      out += fmt::format("  iterations   {} from {}\n", it.count, iteration_source_text(it.source));
+      out += fmt::format("               mean {} ± {}, median {}, min {}, max {}\n", format_ns(static_cast<int64_t>(it.mean_ns)),
+                         format_ns(static_cast<int64_t>(it.stddev_ns)), format_ns(it.median_ns), format_ns(it.min_ns),
+                         format_ns(it.max_ns));
+    } else {
+      out += "  iterations   none found (no ProfilerStep, key node, NVTX step or repeating pattern)\n";
+    }
+    if (!t.has_gpu_work) {
+      out += fmt::format("  GPU work     none: the trace has no kernels, memcpys or memsets{}\n",
+                         t.devices_listed ? fmt::format(" ({} device(s) described)", t.devices_listed) : "");
+    }
+    for (const auto& d : t.devices) {
+      out += "\n  " + bold(device_title(d)) + "\n";
+      out += fmt::format("    GPU utilization      {:>7}  kernels busy {} of {}\n", format_percent(d.gpu_utilization),
+                         format_ns(d.kernel_busy_ns), format_ns(d.window_ns));
+      out += fmt::format("    kernel time          {:>7}  in {} kernels\n", format_ns(d.kernel_time_ns), with_commas(d.kernel_count));
+      out += fmt::format("    Tensor Core share    {:>7}  of kernel time ({})\n", format_percent(d.tensor_core_share),
+                         format_ns(d.tensor_core_time_ns));
+      out += fmt::format("    eligible, no TC      {:>7}  GEMM/conv/attention kernels of eligible ops\n",
+                         format_ns(d.tc_eligible_not_used_ns));
+      out += fmt::format("    memcpy               {:>7}  {} copies, {}\n", format_ns(d.memcpy_time_ns), with_commas(d.memcpy_count),
+                         format_bytes(d.memcpy_bytes));
+      out += fmt::format("    communication        {:>7}  summed kernel time\n", format_ns(d.communication_time_ns));
+      out += "    time breakdown (whole trace, adds up to wall time):\n";
+      for (const auto& [key, label] : breakdown_categories()) {
+        auto found = d.breakdown_ns.find(key);
+        int64_t ns = found == d.breakdown_ns.end() ? 0 : found->second;
+        double share = d.window_ns > 0 ? static_cast<double>(ns) / static_cast<double>(d.window_ns) : 0.0;
+        int bar = static_cast<int>(share * 30 + 0.5);
+        out += fmt::format("      {:<21}{:>9} {:>6}  {}\n", label, format_ns(ns), format_percent(share), std::string(static_cast<size_t>(bar), '#'));
+      }
+    }
+    if (t.issues.empty()) {
+      out += "\n  import issues: none\n";
+    } else {
+      out += "\n  import issues (events skipped or approximated):\n";
+      for (const auto& i : t.issues) {
+        std::string example = i.example.size() > 40 ? i.example.substr(0, 37) + "..." : i.example;
+        out += fmt::format("    {:>8} x {}  e.g. {} ({})\n", with_commas(i.count), i.kind, example, i.location);
+      }
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string render_summary_json(const std::vector<TraceSummary>& traces) {
+  using json = nlohmann::ordered_json;
+  auto opt = [](const auto& o) -> json { return o ? json(*o) : json(nullptr); };
+  json root;
+  root["schema"] = "proflint.summary";
+  root["version"] = 1;
+  json arr = json::array();
+  for (const auto& t : traces) {
+    json j;
+    j["trace_id"] = t.trace_id;
+    j["path"] = t.path;
+    j["format"] = t.format;
+    j["format_version"] = opt(t.format_version);
+    j["tool_version"] = opt(t.tool_version);
+    j["framework"] = opt(t.framework);
+    j["vendor"] = opt(t.vendor);
+    j["rank"] = opt(t.rank);
+    j["world_size"] = opt(t.world_size);
+    j["comm_backend"] = opt(t.comm_backend);
+    j["wall_ns"] = t.wall_ns;
+    j["event_count"] = t.event_count;
+    j["counts"] = {{"kernel", t.kernel_count}, {"memcpy", t.memcpy_count}, {"memset", t.memset_count},
+                   {"api_call", t.api_call_count}, {"op", t.op_count}};
+    j["has_gpu_work"] = t.has_gpu_work;
+    j["devices_listed"] = t.devices_listed;
+    json it;
+    it["source"] = t.iterations.source;
+    it["count"] = t.iterations.count;
+    it["mean_ns"] = t.iterations.mean_ns;
+    it["stddev_ns"] = t.iterations.stddev_ns;
+    it["median_ns"] = t.iterations.median_ns;
+    it["min_ns"] = t.iterations.min_ns;
+    it["max_ns"] = t.iterations.max_ns;
+    it["durations_ns"] = t.iterations.durations_ns;
+    j["iterations"] = it;
+    json devs = json::array();
+    for (const auto& d : t.devices) {
+      json dj;
+      dj["device_id"] = d.device_id;
+      dj["name"] = d.name;
+      dj["compute_capability"] = d.compute_major ? json(fmt::format("{}.{}", *d.compute_major, d.compute_minor.value_or(0))) : json(nullptr);
+      dj["window_ns"] = d.window_ns;
+      dj["gpu_utilization"] = d.gpu_utilization;
+      dj["kernel_count"] = d.kernel_count;
+      dj["kernel_time_ns"] = d.kernel_time_ns;
+      dj["kernel_busy_ns"] = d.kernel_busy_ns;
+      dj["gpu_busy_ns"] = d.gpu_busy_ns;
+      dj["tensor_core_time_ns"] = d.tensor_core_time_ns;
+      dj["tensor_core_share"] = d.tensor_core_share;
+      dj["tc_eligible_not_used_ns"] = d.tc_eligible_not_used_ns;
+      dj["memcpy"] = {{"count", d.memcpy_count}, {"time_ns", d.memcpy_time_ns}, {"bytes", d.memcpy_bytes}};
+      dj["memset_time_ns"] = d.memset_time_ns;
+      dj["communication_time_ns"] = d.communication_time_ns;
+      json b;
+      for (const auto& [key, label] : breakdown_categories()) {
+        auto found = d.breakdown_ns.find(key);
+        b[key] = found == d.breakdown_ns.end() ? 0 : found->second;
+      }
+      dj["breakdown_ns"] = b;
+      devs.push_back(dj);
+    }
+    j["devices"] = devs;
+    json issues = json::array();
+    for (const auto& i : t.issues) issues.push_back({{"kind", i.kind}, {"count", i.count}, {"example", i.example}, {"location", i.location}});
+    j["import_issues"] = issues;
+    arr.push_back(j);
+  }
+  root["traces"] = arr;
+  return root.dump(2) + "\n";
+}
+
+}  // namespace proflint

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# scripts/setup.sh — install what is missing (Debian packages), build proflint, and run it on
+# the bundled sample profile. Works on a fresh Debian machine as root or with sudo.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(build-essential cmake ninja-build pkg-config sqlite3 libsqlite3-dev libsqlitecpp-dev
+  libtomlplusplus-dev liblua5.4-dev nlohmann-json3-dev librange-v3-dev libgtest-dev libgmock-dev
+  libsimdjson-dev libcli11-dev libfmt-dev zlib1g-dev libzstd-dev libbenchmark-dev python3)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+BUILD_DIR=${BUILD_DIR:-build}
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$BUILD_DIR" -j "$(nproc)"
+
+if [ "${PROFLINT_SETUP_NO_RUN:-0}" != 1 ]; then
+  echo
+  echo "\$ proflint summary fixtures/sample_train.json.gz"
+  "$BUILD_DIR/proflint" summary fixtures/sample_train.json.gz
+fi

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# scripts/test.sh — everything scripts/setup.sh does, then all tests: the normal build, and
+# once more under AddressSanitizer + UndefinedBehaviorSanitizer (PROFLINT_SANITIZE=0 skips it).
+# Tests on ../shared/realdata skip with a message when that folder is absent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+echo
+echo "== tests (RelWithDebInfo) =="
+ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 900
+
+if [ "${PROFLINT_SANITIZE:-1}" != 0 ]; then
+  echo
+  echo "== tests under ASan + UBSan =="
+  cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPROFLINT_SANITIZE=ON -DPROFLINT_BENCH=OFF >/dev/null
+  cmake --build build-sanitize -j "$(nproc)"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-sanitize --output-on-failure -j "$(nproc)" --timeout 1800
+fi

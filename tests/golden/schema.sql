@@ -1,0 +1,320 @@
+-- user_version 1
+-- table _api_call
+CREATE TABLE _api_call (
+  id             INTEGER PRIMARY KEY,
+  trace_id       INTEGER NOT NULL,
+  pid            INTEGER,
+  tid            INTEGER,
+  start_ns       INTEGER NOT NULL,
+  dur_ns         INTEGER NOT NULL,
+  name_id        INTEGER NOT NULL, -- API name with CUPTI version suffix removed ('cudaLaunchKernel')
+  kind           TEXT NOT NULL,    -- 'runtime', 'driver', or 'other' (e.g. MTIA runtime)
+  correlation_id INTEGER,          -- shared with the GPU activity it caused (per process)
+  external_id    INTEGER,          -- Kineto 'External id' of the enclosing CPU op
+  op_id          INTEGER,          -- derived: innermost op (op.id) enclosing the call on its thread
+  iteration      INTEGER           -- derived
+);
+
+-- table _counter
+CREATE TABLE _counter (
+  trace_id  INTEGER NOT NULL,
+  device_id INTEGER,           -- NULL for host counters
+  ts_ns     INTEGER NOT NULL,
+  name_id   INTEGER NOT NULL,  -- metric name as recorded
+  value     REAL
+);
+
+-- table _kernel
+CREATE TABLE _kernel (
+  id                   INTEGER PRIMARY KEY,
+  trace_id             INTEGER NOT NULL,
+  device_id            INTEGER,           -- device that ran it
+  stream_id            INTEGER,           -- stream it ran on
+  pid                  INTEGER,           -- host process that launched it, when known
+  start_ns             INTEGER NOT NULL,
+  dur_ns               INTEGER NOT NULL,
+  name_id              INTEGER NOT NULL,  -- demangled kernel name (string.id)
+  correlation_id       INTEGER,           -- links to api_call.correlation_id of the launching call (same pid)
+  external_id          INTEGER,           -- Kineto 'External id': links to the CPU op that launched it
+  grid_x               INTEGER, grid_y INTEGER, grid_z INTEGER,    -- launch grid
+  block_x              INTEGER, block_y INTEGER, block_z INTEGER,  -- block dims
+  registers_per_thread INTEGER,
+  shared_memory_bytes  INTEGER,           -- static + dynamic shared memory per block
+  api_call_id          INTEGER,           -- derived: the launching api_call.id
+  op_id                INTEGER,           -- derived: the op it is attributed to (op.id), incl. unassociated:<name> ops
+  iteration            INTEGER,           -- derived: iteration.iteration of its launch, NULL outside any
+  is_tensor_core       INTEGER,           -- derived: 1 uses Tensor Cores / matrix cores, 0 not
+  category             TEXT               -- derived: gemm, conv, attention, elementwise, reduction, communication, memory, other
+);
+
+-- table _memcpy
+CREATE TABLE _memcpy (
+  id             INTEGER PRIMARY KEY,
+  trace_id       INTEGER NOT NULL,
+  device_id      INTEGER,
+  stream_id      INTEGER,
+  pid            INTEGER,
+  start_ns       INTEGER NOT NULL,
+  dur_ns         INTEGER NOT NULL,
+  bytes          INTEGER,          -- bytes copied
+  kind           TEXT NOT NULL,    -- 'htod', 'dtoh', 'dtod', 'htoh', 'ptop', 'unknown' (also 'uvm_htod' ...)
+  src_kind       TEXT,             -- 'pageable', 'pinned', 'device', 'managed', 'array', 'unknown'
+  dst_kind       TEXT,             -- same values as src_kind
+  correlation_id INTEGER,
+  external_id    INTEGER,
+  api_call_id    INTEGER,          -- derived
+  op_id          INTEGER,          -- derived
+  iteration      INTEGER           -- derived
+);
+
+-- table _memset
+CREATE TABLE _memset (
+  id             INTEGER PRIMARY KEY,
+  trace_id       INTEGER NOT NULL,
+  device_id      INTEGER,
+  stream_id      INTEGER,
+  pid            INTEGER,
+  start_ns       INTEGER NOT NULL,
+  dur_ns         INTEGER NOT NULL,
+  bytes          INTEGER,
+  mem_kind       TEXT,             -- memory kind written: 'device', 'pinned', 'pageable', 'managed', 'unknown'
+  correlation_id INTEGER,
+  external_id    INTEGER,
+  api_call_id    INTEGER,          -- derived
+  op_id          INTEGER,          -- derived
+  iteration      INTEGER           -- derived
+);
+
+-- table _op
+CREATE TABLE _op (
+  id              INTEGER PRIMARY KEY,
+  trace_id        INTEGER NOT NULL,
+  range_id        INTEGER,          -- the source range (NULL for unassociated ops)
+  pid             INTEGER,
+  tid             INTEGER,
+  start_ns        INTEGER,
+  dur_ns          INTEGER,
+  name_id         INTEGER NOT NULL, -- e.g. 'aten::conv2d', 'unassociated:cudaMemcpyAsync'
+  op_type         TEXT,             -- normalized type without namespace/in-place mark, e.g. 'conv2d', 'addmm', 'add'
+  pass            TEXT,             -- 'fwd', 'bwd', 'optimizer', 'dataloader' or 'other'
+  parent_id       INTEGER,          -- enclosing op (op.id)
+  depth           INTEGER,          -- 0 for a top-level op
+  path            TEXT,             -- '/ProfilerStep#5/aten::conv2d(3)/aten::convolution' style path
+  iteration       INTEGER,          -- iteration.iteration the op started in
+  tc_eligible     INTEGER,          -- 1 if the op type and input dtypes could use Tensor Cores
+  gpu_time_ns     INTEGER,          -- summed duration of kernels attributed to it (incl. children)
+  kernel_count    INTEGER,          -- kernels attributed to it (incl. children)
+  tc_time_ns      INTEGER           -- part of gpu_time_ns in Tensor Core kernels
+);
+
+-- table _range
+CREATE TABLE _range (
+  id              INTEGER PRIMARY KEY,
+  trace_id        INTEGER NOT NULL,
+  pid             INTEGER,
+  tid             INTEGER,           -- thread (GPU annotations: the stream id)
+  start_ns        INTEGER NOT NULL,
+  dur_ns          INTEGER NOT NULL,
+  name_id         INTEGER NOT NULL,
+  kind            TEXT NOT NULL,     -- 'cpu_op', 'user_annotation', 'gpu_user_annotation', 'python_function', 'nvtx', 'other'
+  domain          TEXT,              -- NVTX domain, or the Kineto category for 'other'
+  device_id       INTEGER,           -- set for GPU-side annotations
+  external_id     INTEGER,           -- Kineto 'External id' (links to runtime calls and kernels)
+  sequence_number INTEGER,           -- autograd sequence number (pairs forward and backward ops)
+  fwd_thread_id   INTEGER,           -- 'Fwd thread id' of backward ops
+  input_dims_id   INTEGER,           -- JSON text of 'Input Dims' (string.id), e.g. [[32,3,224,224],[64,3,7,7]]
+  input_types_id  INTEGER,           -- JSON text of 'Input type' (string.id), e.g. ["float","float"]
+  call_stack_id   INTEGER,           -- 'Call stack' / Python stack, ';'-separated (string.id)
+  module_id       INTEGER,           -- nn.Module hierarchy when recorded (string.id)
+  parent_id       INTEGER,           -- derived: enclosing range on the same thread
+  depth           INTEGER            -- derived: 0 for top level
+);
+
+-- table breakdown
+CREATE TABLE breakdown (
+  trace_id  INTEGER NOT NULL,
+  device_id INTEGER NOT NULL,   -- -1 for traces without GPU activity
+  iteration INTEGER NOT NULL,   -- -1 = whole trace
+  category  TEXT NOT NULL,      -- 'kernel_tc', 'kernel_other', 'memcpy', 'memset', 'communication', 'runtime', 'dataloader', 'cpu', 'idle'
+  time_ns   INTEGER NOT NULL,
+  PRIMARY KEY (trace_id, device_id, iteration, category)
+);
+
+-- table device
+CREATE TABLE device (
+  trace_id      INTEGER NOT NULL,
+  device_id     INTEGER NOT NULL,  -- ordinal as used by the events of this trace (CUDA device index)
+  name          TEXT,              -- marketing name, e.g. 'Tesla V100-SXM2-32GB' (may be empty on AMD)
+  vendor        TEXT,              -- 'nvidia', 'amd', 'mtia', or NULL when unknown
+  compute_major INTEGER,           -- compute capability major (7 = Volta/Turing, 8 = Ampere/Ada, 9 = Hopper, 10 = Blackwell)
+  compute_minor INTEGER,           -- compute capability minor
+  sm_count      INTEGER,           -- streaming multiprocessors (compute units on AMD)
+  memory_bytes  INTEGER,           -- total device memory
+  has_activity  INTEGER,           -- derived: 1 when any kernel/memcpy/memset ran on it in this trace
+  PRIMARY KEY (trace_id, device_id)
+);
+
+-- table flow
+CREATE TABLE flow (
+  trace_id    INTEGER NOT NULL,
+  kind        TEXT NOT NULL,      -- 'ac2g', 'fwdbwd', or the original category
+  flow_id     INTEGER NOT NULL,   -- id shared by the two ends
+  src_pid     INTEGER, src_tid INTEGER, src_ts_ns INTEGER,  -- start end ('s')
+  dst_pid     INTEGER, dst_tid INTEGER, dst_ts_ns INTEGER   -- finish end ('f'), NULL when missing
+);
+
+-- table import_issue
+CREATE TABLE import_issue (
+  trace_id INTEGER NOT NULL,
+  kind     TEXT NOT NULL,    -- e.g. 'event_without_ts', 'unknown_category', 'negative_duration'
+  count    INTEGER NOT NULL,
+  example  TEXT,             -- one offending value (truncated)
+  location TEXT,             -- where: 'byte 1234', 'table CUPTI_ACTIVITY_KIND_KERNEL row 5'
+  PRIMARY KEY (trace_id, kind)
+);
+
+-- table iteration
+CREATE TABLE iteration (
+  trace_id     INTEGER NOT NULL,
+  iteration    INTEGER NOT NULL, -- 0-based ordinal in time order
+  number       INTEGER,          -- step number from the marker (ProfilerStep#N -> N), NULL if none
+  name         TEXT,             -- marker name
+  start_ns     INTEGER NOT NULL, -- host-side start
+  end_ns       INTEGER NOT NULL, -- host-side end
+  dur_ns       INTEGER NOT NULL,
+  gpu_start_ns INTEGER,          -- first GPU activity launched in the iteration
+  gpu_end_ns   INTEGER,          -- last GPU activity launched in the iteration ends
+  source       TEXT NOT NULL,    -- 'profiler_step', 'key_node', 'nvtx', 'auto_period'
+  PRIMARY KEY (trace_id, iteration)
+);
+
+-- table memory_sample
+CREATE TABLE memory_sample (
+  trace_id        INTEGER NOT NULL,
+  device_id       INTEGER NOT NULL,
+  ts_ns           INTEGER NOT NULL,
+  allocated_bytes INTEGER,  -- total allocated after this event
+  reserved_bytes  INTEGER,  -- total reserved by the caching allocator after this event, NULL if unknown
+  delta_bytes     INTEGER   -- bytes allocated (positive) or freed (negative) by this event
+);
+
+-- table process
+CREATE TABLE process (
+  trace_id INTEGER NOT NULL,
+  pid      INTEGER NOT NULL,  -- OS process id (nsys: globalPid decoded to the pid)
+  name     TEXT,              -- process name when recorded
+  PRIMARY KEY (trace_id, pid)
+);
+
+-- table stream
+CREATE TABLE stream (
+  trace_id  INTEGER NOT NULL,
+  device_id INTEGER NOT NULL,
+  stream_id INTEGER NOT NULL,  -- CUDA/HIP stream id as recorded
+  name      TEXT,              -- stream name when recorded (NVTX naming or Kineto thread_name)
+  PRIMARY KEY (trace_id, device_id, stream_id)
+);
+
+-- table string
+CREATE TABLE string (
+  id    INTEGER PRIMARY KEY,  -- referenced by every *_id text column below
+  value TEXT NOT NULL         -- the text, stored once
+);
+
+-- table sync_event
+CREATE TABLE sync_event (
+  id             INTEGER PRIMARY KEY,
+  trace_id       INTEGER NOT NULL,
+  pid            INTEGER,
+  tid            INTEGER,
+  device_id      INTEGER,
+  stream_id      INTEGER,
+  start_ns       INTEGER NOT NULL,
+  dur_ns         INTEGER NOT NULL,
+  kind           TEXT NOT NULL,  -- 'event_sync', 'stream_sync', 'context_sync', 'stream_wait_event', 'unknown'
+  correlation_id INTEGER,
+  iteration      INTEGER         -- derived
+);
+
+-- table thread
+CREATE TABLE thread (
+  trace_id INTEGER NOT NULL,
+  pid      INTEGER NOT NULL,  -- owning process
+  tid      INTEGER NOT NULL,  -- OS thread id
+  name     TEXT,              -- thread name when recorded
+  PRIMARY KEY (trace_id, pid, tid)
+);
+
+-- table trace
+CREATE TABLE trace (
+  trace_id        INTEGER PRIMARY KEY, -- key used by every other table
+  path            TEXT NOT NULL,       -- the file as given on the command line
+  format          TEXT NOT NULL,       -- 'kineto' or 'nsys'
+  format_version  TEXT,                -- Kineto schemaVersion / nsys EXPORT_SCHEMA_VERSION
+  tool_version    TEXT,                -- nsys product version, or Kineto/CUPTI version when recorded
+  framework       TEXT,                -- 'pytorch' when the trace says so, else NULL
+  vendor          TEXT,                -- 'nvidia', 'amd', 'mtia' or NULL: from runtime/kernel names and devices
+  rank            INTEGER,             -- distributed rank (distributedInfo.rank), NULL when unknown
+  world_size      INTEGER,             -- distributed world size, NULL when unknown
+  comm_backend    TEXT,                -- 'nccl', 'gloo', ... when recorded
+  host_name       TEXT,                -- host the trace was captured on, when recorded (never printed in reports)
+  clock           TEXT,                -- 'epoch' (Unix ns), 'monotonic' or 'session' (nsys session clock)
+  start_ns        INTEGER,             -- first timestamp of any imported event (capture window start)
+  end_ns          INTEGER,             -- last end timestamp of any imported event (capture window end)
+  event_count     INTEGER NOT NULL DEFAULT 0, -- events/rows read from the file, kept or not
+  file_bytes      INTEGER,             -- size of the input file on disk
+  iteration_source TEXT                -- derived: how iterations were found ('profiler_step', 'key_node', 'nvtx', 'auto_period', 'none')
+);
+
+-- view api_call
+CREATE VIEW api_call AS
+  SELECT a.id, a.trace_id, a.pid, a.tid, a.start_ns, a.dur_ns, a.start_ns + a.dur_ns AS end_ns,
+         s.value AS name, a.name_id, a.kind, a.correlation_id, a.external_id, a.op_id, a.iteration
+  FROM _api_call a JOIN string s ON s.id = a.name_id;
+
+-- view counter
+CREATE VIEW counter AS
+  SELECT c.trace_id, c.device_id, c.ts_ns, s.value AS name, c.value FROM _counter c JOIN string s ON s.id = c.name_id;
+
+-- view kernel
+CREATE VIEW kernel AS
+  SELECT k.id, k.trace_id, k.device_id, k.stream_id, k.pid, k.start_ns, k.dur_ns,
+         k.start_ns + k.dur_ns AS end_ns, s.value AS name, k.name_id, k.correlation_id, k.external_id,
+         k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,
+         k.registers_per_thread, k.shared_memory_bytes,
+         k.api_call_id, k.op_id, k.iteration, k.is_tensor_core, k.category
+  FROM _kernel k JOIN string s ON s.id = k.name_id;
+
+-- view memcpy
+CREATE VIEW memcpy AS
+  SELECT m.*, m.start_ns + m.dur_ns AS end_ns FROM _memcpy m;
+
+-- view memset
+CREATE VIEW memset AS
+  SELECT m.*, m.start_ns + m.dur_ns AS end_ns FROM _memset m;
+
+-- view op
+CREATE VIEW op AS
+  SELECT o.id, o.trace_id, o.range_id, o.pid, o.tid, o.start_ns, o.dur_ns, o.start_ns + o.dur_ns AS end_ns,
+         s.value AS name, o.name_id, o.op_type, o.pass, o.parent_id, o.depth, o.path, o.iteration,
+         o.tc_eligible, o.gpu_time_ns, o.kernel_count, o.tc_time_ns,
+         d.value AS input_dims, t.value AS input_types, c.value AS call_stack, m.value AS module
+  FROM _op o JOIN string s ON s.id = o.name_id
+  LEFT JOIN _range r ON r.id = o.range_id
+  LEFT JOIN string d ON d.id = r.input_dims_id
+  LEFT JOIN string t ON t.id = r.input_types_id
+  LEFT JOIN string c ON c.id = r.call_stack_id
+  LEFT JOIN string m ON m.id = r.module_id;
+
+-- view range
+CREATE VIEW range AS
+  SELECT r.id, r.trace_id, r.pid, r.tid, r.start_ns, r.dur_ns, r.start_ns + r.dur_ns AS end_ns,
+         s.value AS name, r.name_id, r.kind, r.domain, r.device_id, r.external_id, r.sequence_number,
+         r.fwd_thread_id, d.value AS input_dims, t.value AS input_types, c.value AS call_stack,
+         m.value AS module, r.parent_id, r.depth
+  FROM _range r JOIN string s ON s.id = r.name_id
+  LEFT JOIN string d ON d.id = r.input_dims_id
+  LEFT JOIN string t ON t.id = r.input_types_id
+  LEFT JOIN string c ON c.id = r.call_stack_id
+  LEFT JOIN string m ON m.id = r.module_id;
+
