@@ -11,6 +11,7 @@
 
 #include "engine/analysis/summary.hpp"
 #include "engine/common/error.hpp"
+#include "engine/config/config.hpp"
 #include "engine/report/output.hpp"
 #include "engine/report/summary_report.hpp"
 
@@ -18,13 +19,16 @@ namespace proflint {
 
 namespace {
 
+// Command-line flags win over proflint.toml, which wins over built-in defaults.
 LoadOptions load_options(const CommonOptions& o) {
+  Config config = load_config(o.config_path);
   LoadOptions l;
   l.import.progress = o.progress;
-  l.derive.key_node = o.key_node;
+  l.derive.key_node = o.key_node ? o.key_node : config.key_node;
   l.derive.iter_start = o.iter_start;
   l.derive.iter_stop = o.iter_stop;
-  l.rederive = o.key_node || o.iter_start || o.iter_stop;
+  l.derive.extra_tensor_core_patterns = config.tensor_core_patterns;
+  l.rederive = l.derive.key_node || o.iter_start || o.iter_stop || !config.tensor_core_patterns.empty();
   return l;
 }
 
@@ -66,6 +70,11 @@ int cmd_summary(const CommonOptions& options) {
   auto summaries = summarize(store);
   bool color = options.output == "-" && use_color_on_stdout();
   write_output(options.output, options.format == "json" ? render_summary_json(summaries) : render_summary_text(summaries, color));
+  return 0;
+}
+
+int cmd_config_dump(const CommonOptions& options) {
+  write_output(options.output, dump_config(load_config(options.config_path)));
   return 0;
 }
 

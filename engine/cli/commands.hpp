@@ -19,12 +19,14 @@ struct CommonOptions {
   std::string output = "-";      // -o FILE, '-' = stdout
   std::optional<std::string> key_node;
   std::optional<int64_t> iter_start, iter_stop;
+  std::optional<std::string> config_path;  // --config FILE (else ./proflint.toml when present)
   bool progress = false;
 };
 
 int cmd_summary(const CommonOptions& options);
 int cmd_ingest(const CommonOptions& options, const std::string& db_path);
 int cmd_query(const CommonOptions& options, const std::string& sql);
+int cmd_config_dump(const CommonOptions& options);
 
 // Runs `body`, turning proflint::Error and library exceptions into "proflint: error: ..." on
 // stderr and exit code 2.

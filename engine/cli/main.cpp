@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
     cmd->add_option("--iter-start", common.iter_start, "first iteration (0-based) to aggregate");
     cmd->add_option("--iter-stop", common.iter_stop, "last iteration (inclusive) to aggregate");
     cmd->add_flag("--progress", common.progress, "show import progress on stderr");
+    cmd->add_option("--config", common.config_path, "configuration file (default ./proflint.toml)");
   };
 
   auto* summary = app.add_subcommand("summary", "headline metrics: wall time, GPU utilization, breakdown, iterations");
@@ -37,6 +38,11 @@ int main(int argc, char** argv) {
   query->add_option("-o,--output", common.output, "output file (default stdout)");
   add_derive_flags(query);
 
+  auto* config = app.add_subcommand("config", "configuration");
+  config->require_subcommand(1);
+  auto* config_dump = config->add_subcommand("dump", "print the effective configuration as TOML");
+  config_dump->add_option("--config", common.config_path, "configuration file (default ./proflint.toml)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -49,6 +55,7 @@ int main(int argc, char** argv) {
     if (summary->parsed()) return cmd_summary(common);
     if (ingest->parsed()) return cmd_ingest(common, db_path);
     if (query->parsed()) return cmd_query(common, sql);
+    if (config_dump->parsed()) return cmd_config_dump(common);
     return 2;
   });
 }

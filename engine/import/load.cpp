@@ -3,6 +3,10 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+
 #include "engine/common/error.hpp"
 
 namespace proflint {
@@ -22,21 +26,42 @@ Store copy_store_into_memory(const std::string& path) {
   return copy;
 }
 
+// PROFLINT_TIMINGS=1 prints how long each stage took on stderr (used by bench/ingest_real.sh).
+class StageTimer {
+ public:
+  explicit StageTimer(const char* stage) : stage_(stage), start_(std::chrono::steady_clock::now()) {}
+  ~StageTimer() {
+    static const bool enabled = std::getenv("PROFLINT_TIMINGS") != nullptr;
+    if (!enabled) return;
+    auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+    std::cerr << "timing " << stage_ << " " << ms << " ms\n";
+  }
+
+ private:
+  const char* stage_;
+  std::chrono::steady_clock::time_point start_;
+};
+
 }  // namespace
 
 Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& options) {
   if (paths.empty()) throw Error("no input profile given");
   if (paths.size() == 1 && Store::is_store_file(paths[0])) {
     Store store = copy_store_into_memory(paths[0]);
+    StageTimer timer("derive");
     derive_all(store, options.derive, options.rederive);
     return store;
   }
   Store store = Store::create_in_memory();
-  for (const auto& path : paths) {
-    if (Store::is_store_file(path))
-      throw input_error(path, "", "a saved proflint store can only be given alone, not mixed with other inputs");
-    import_file(path, store, options.import);
+  {
+    StageTimer timer("import");
+    for (const auto& path : paths) {
+      if (Store::is_store_file(path))
+        throw input_error(path, "", "a saved proflint store can only be given alone, not mixed with other inputs");
+      import_file(path, store, options.import);
+    }
   }
+  StageTimer timer("derive");
   derive_all(store, options.derive, false);
   return store;
 }

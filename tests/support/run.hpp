@@ -34,11 +34,12 @@ inline std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-// Runs `proflint ARGS` (args already shell-quoted by the caller where needed), NO_COLOR set.
-inline RunResult run_proflint(const std::string& args) {
+// Runs `proflint ARGS` in folder `cwd` (args already shell-quoted where needed), NO_COLOR set.
+inline RunResult run_proflint_in(const std::string& cwd, const std::string& args) {
   static int counter = 0;
   std::string base = ::testing::TempDir() + "proflint_run_" + std::to_string(getpid()) + "_" + std::to_string(++counter);
-  std::string cmd = "NO_COLOR=1 " + shell_quote(proflint_binary()) + " " + args + " >" + base + ".out 2>" + base + ".err";
+  std::string cmd = "cd " + shell_quote(cwd) + " && NO_COLOR=1 " + shell_quote(proflint_binary()) + " " + args + " >" + base +
+                    ".out 2>" + base + ".err";
   int status = std::system(cmd.c_str());
   RunResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -48,5 +49,7 @@ inline RunResult run_proflint(const std::string& args) {
   std::remove((base + ".err").c_str());
   return r;
 }
+
+inline RunResult run_proflint(const std::string& args) { return run_proflint_in(".", args); }
 
 }  // namespace proflint::testing

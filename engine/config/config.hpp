@@ -1,0 +1,28 @@
+// engine/config/config.hpp — proflint.toml: the effective configuration of a run.
+//
+// Found as ./proflint.toml or given with --config. Unknown keys and bad values are errors that
+// name FILE:LINE:COLUMN, so a typo never silently changes nothing.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/derive/derive.hpp"
+
+namespace proflint {
+
+struct Config {
+  std::string source = "(built-in defaults)";     // the file it came from
+  std::vector<TensorCorePattern> tensor_core_patterns;  // [tensor_cores] uses / not
+  std::optional<std::string> key_node;             // [iterations] key_node
+};
+
+// Parses TOML text; `source` names the file in error messages.
+Config parse_config(const std::string& text, const std::string& source);
+// --config PATH when given (must exist), else ./proflint.toml when present, else defaults.
+Config load_config(const std::optional<std::string>& explicit_path);
+// The effective configuration as TOML, with every known key (defaults included).
+std::string dump_config(const Config& config);
+
+}  // namespace proflint
