@@ -1,0 +1,80 @@
+// engine/analysis/facts.cpp — see facts.hpp.
+#include "engine/analysis/facts.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+
+#include "engine/common/error.hpp"
+
+namespace proflint {
+
+const std::vector<std::string_view>& known_needs() {
+  static const std::vector<std::string_view> all = {"api_calls", "device_info", "gpu_activity", "iterations", "kernels",
+                                                    "memcpy", "memory", "multi_device", "nvtx", "op_dtypes",
+                                                    "op_shapes", "ops", "sync_events"};
+  return all;
+}
+
+Facts::Facts(Store& store, std::vector<TraceSummary> summaries) : store_(store), summaries_(std::move(summaries)) {}
+
+const TraceSummary* Facts::summary(int64_t trace_id) const {
+  for (const auto& s : summaries_)
+    if (s.trace_id == trace_id) return &s;
+  return nullptr;
+}
+
+namespace {
+
+bool exists(SQLite::Database& db, const char* sql, int64_t trace_id) {
+  SQLite::Statement q(db, sql);
+  q.bind(1, trace_id);
+  return q.executeStep();
+}
+
+}  // namespace
+
+bool Facts::has(std::string_view need, int64_t trace_id) const {
+  auto& db = store_.db();
+  const TraceSummary* s = summary(trace_id);
+  if (need == "kernels") return s && s->kernel_count > 0;
+  if (need == "gpu_activity") return s && s->has_gpu_work;
+  if (need == "memcpy") return s && s->memcpy_count > 0;
+  if (need == "api_calls") return s && s->api_call_count > 0;
+  if (need == "ops") return s && s->op_count > 0;
+  if (need == "iterations") return s && s->iterations.count > 0;
+  if (need == "op_shapes") return exists(db, "SELECT 1 FROM _range WHERE trace_id = ? AND input_dims_id IS NOT NULL LIMIT 1", trace_id);
+  if (need == "op_dtypes") return exists(db, "SELECT 1 FROM _range WHERE trace_id = ? AND input_types_id IS NOT NULL LIMIT 1", trace_id);
+  if (need == "memory") return exists(db, "SELECT 1 FROM memory_sample WHERE trace_id = ? LIMIT 1", trace_id);
+  if (need == "device_info") return exists(db, "SELECT 1 FROM device WHERE trace_id = ? AND compute_major IS NOT NULL LIMIT 1", trace_id);
+  if (need == "nvtx") return exists(db, "SELECT 1 FROM _range WHERE trace_id = ? AND kind = 'nvtx' LIMIT 1", trace_id);
+  if (need == "sync_events") return exists(db, "SELECT 1 FROM sync_event WHERE trace_id = ? LIMIT 1", trace_id);
+  if (need == "multi_device") return summaries_.size() > 1 || (s && s->devices.size() > 1);
+  throw Error("internal: unknown need '" + std::string(need) + "'");
+}
+
+namespace {
+
+int read_only_authorizer(void*, int action, const char*, const char* arg2, const char*, const char*) {
+  switch (action) {
+    case SQLITE_SELECT:
+    case SQLITE_READ:
+    case SQLITE_RECURSIVE:
+      return SQLITE_OK;
+    case SQLITE_FUNCTION:
+      // arg2 is the function name; loading native code is never a read.
+      return arg2 && std::string_view(arg2) == "load_extension" ? SQLITE_DENY : SQLITE_OK;
+    default:  // writes, DDL, ATTACH/DETACH, PRAGMA, transactions
+      return SQLITE_DENY;
+  }
+}
+
+}  // namespace
+
+ReadOnlyGuard::ReadOnlyGuard(SQLite::Database& db) : db_(db) {
+  sqlite3_set_authorizer(db_.getHandle(), read_only_authorizer, nullptr);
+}
+
+ReadOnlyGuard::~ReadOnlyGuard() { sqlite3_set_authorizer(db_.getHandle(), nullptr, nullptr); }
+
+}  // namespace proflint

@@ -1,0 +1,63 @@
+// engine/analysis/facts.hpp — the read-only view of the fact store that detectors and Lua rules get.
+//
+// Detectors know only this: SQL over the documented schema (the same queries a Lua rule can
+// run), the headline summaries, and which kinds of facts a trace has ("needs").
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/analysis/summary.hpp"
+#include "engine/store/store.hpp"
+
+namespace proflint {
+
+// Names a detector or rule can list in needs(); each is checked per trace.
+//   kernels         GPU kernels were recorded
+//   gpu_activity    kernels, memcpys or memsets
+//   memcpy          memory copies
+//   api_calls       CUDA/HIP runtime or driver calls
+//   ops             framework ops (CPU ops or emit_nvtx ranges)
+//   op_shapes       ops with recorded input shapes (record_shapes=True)
+//   op_dtypes       ops with recorded input dtypes
+//   iterations      iteration boundaries were found
+//   memory          allocator samples (profile_memory=True)
+//   device_info     device name and compute capability
+//   multi_device    activity on two or more devices, or several rank files
+//   nvtx            NVTX ranges
+//   sync_events     synchronization records
+const std::vector<std::string_view>& known_needs();
+
+class Facts {
+ public:
+  Facts(Store& store, std::vector<TraceSummary> summaries);
+
+  SQLite::Database& db() const { return store_.db(); }
+  const std::vector<TraceSummary>& summaries() const { return summaries_; }
+  const TraceSummary* summary(int64_t trace_id) const;
+  // True when the trace has the facts named by `need` (see known_needs()).
+  bool has(std::string_view need, int64_t trace_id) const;
+
+ private:
+  Store& store_;
+  std::vector<TraceSummary> summaries_;
+};
+
+// While alive, the store's connection refuses every statement that is not a read (writes,
+// ATTACH, PRAGMA changes, load_extension): detectors and rules cannot change the facts.
+class ReadOnlyGuard {
+ public:
+  explicit ReadOnlyGuard(SQLite::Database& db);
+  ~ReadOnlyGuard();
+  ReadOnlyGuard(const ReadOnlyGuard&) = delete;
+  ReadOnlyGuard& operator=(const ReadOnlyGuard&) = delete;
+
+ private:
+  SQLite::Database& db_;
+};
+
+}  // namespace proflint

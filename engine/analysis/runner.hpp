@@ -1,0 +1,31 @@
+// engine/analysis/runner.hpp — running every enabled detector over the derived store.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/analysis/finding.hpp"
+#include "engine/analysis/summary.hpp"
+#include "engine/store/store.hpp"
+
+namespace proflint {
+
+struct AnalysisOptions {
+  std::set<std::string> only;   // when non-empty, run just these ids
+  std::set<std::string> skip;   // ids not to run
+  std::map<std::string, nlohmann::json> detector_options;  // id -> {option: value} overrides
+};
+
+struct AnalysisResult {
+  std::vector<TraceSummary> summaries;
+  std::vector<Finding> findings;   // ranked: problems first, then diagnostics
+  std::vector<std::string> notes;  // e.g. "gpu-imbalance skipped on trace 1: needs multi_device"
+};
+
+AnalysisResult run_analysis(Store& store, const AnalysisOptions& options);
+
+}  // namespace proflint
