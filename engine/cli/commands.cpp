@@ -8,10 +8,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <set>
 
 #include "engine/analysis/summary.hpp"
 #include "engine/common/error.hpp"
 #include "engine/config/config.hpp"
+#include "engine/analysis/runner.hpp"
+#include "engine/report/findings_report.hpp"
 #include "engine/report/output.hpp"
 #include "engine/report/summary_report.hpp"
 
@@ -70,6 +73,33 @@ int cmd_summary(const CommonOptions& options) {
   auto summaries = summarize(store);
   bool color = options.output == "-" && use_color_on_stdout();
   write_output(options.output, options.format == "json" ? render_summary_json(summaries) : render_summary_text(summaries, color));
+  return 0;
+}
+
+int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze) {
+  static const std::set<std::string> formats = {"text", "json", "markdown", "sarif"};
+  if (!formats.count(options.format)) throw Error("--format must be text, json, markdown or sarif, got '" + options.format + "'");
+  std::optional<Severity> threshold;
+  if (analyze.fail_on != "never") {
+    threshold = parse_severity(analyze.fail_on);
+    if (!threshold || *threshold == Severity::info) throw Error("--fail-on must be high, medium, low or never, got '" + analyze.fail_on + "'");
+  }
+  Store store = load_inputs(options.inputs, load_options(options));
+  if (analyze.db_path) store.save_as(*analyze.db_path);
+  AnalysisOptions ao;
+  ao.only.insert(analyze.only.begin(), analyze.only.end());
+  ao.skip.insert(analyze.skip.begin(), analyze.skip.end());
+  AnalysisResult result = run_analysis(store, ao);
+  std::string text;
+  if (options.format == "json") text = render_findings_json(result);
+  else if (options.format == "markdown") text = render_findings_markdown(result);
+  else if (options.format == "sarif") text = render_findings_sarif(result);
+  else text = render_findings_text(result, options.output == "-" && use_color_on_stdout());
+  write_output(options.output, text);
+  if (threshold) {
+    for (const auto& f : result.findings)
+      if (!f.diagnostic && f.effective_severity >= *threshold) return 1;
+  }
   return 0;
 }
 

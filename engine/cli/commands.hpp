@@ -28,6 +28,13 @@ int cmd_ingest(const CommonOptions& options, const std::string& db_path);
 int cmd_query(const CommonOptions& options, const std::string& sql);
 int cmd_config_dump(const CommonOptions& options);
 
+struct AnalyzeOptions {
+  std::string fail_on = "never";         // high | medium | low | never
+  std::vector<std::string> only, skip;   // detector/rule ids
+  std::optional<std::string> db_path;    // --db: also save the derived store
+};
+int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze);
+
 // Runs `body`, turning proflint::Error and library exceptions into "proflint: error: ..." on
 // stderr and exit code 2.
 int run_command(const std::function<int()>& body);

@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("proflint ") + PROFLINT_VERSION);
 
   CommonOptions common;
-  std::string db_path, sql;
+  std::string db_path, sql, query_input;
   auto add_derive_flags = [&](CLI::App* cmd) {
     cmd->add_option("--key-node", common.key_node, "op or annotation name that marks one iteration");
     cmd->add_option("--iter-start", common.iter_start, "first iteration (0-based) to aggregate");
@@ -20,6 +20,19 @@ int main(int argc, char** argv) {
     cmd->add_flag("--progress", common.progress, "show import progress on stderr");
     cmd->add_option("--config", common.config_path, "configuration file (default ./proflint.toml)");
   };
+
+  AnalyzeOptions analyze_opts;
+  auto* analyze = app.add_subcommand("analyze", "find performance problems, ranked by estimated time saved");
+  analyze->add_option("PROFILE", common.inputs, "profile files or a saved store")->required();
+  analyze->add_option("--format", common.format, "text, json, markdown or sarif")
+      ->check(CLI::IsMember({"text", "json", "markdown", "sarif"}));
+  analyze->add_option("-o,--output", common.output, "output file (default stdout)");
+  analyze->add_option("--fail-on", analyze_opts.fail_on, "exit 1 when a finding has at least this severity")
+      ->check(CLI::IsMember({"high", "medium", "low", "never"}));
+  analyze->add_option("--only", analyze_opts.only, "run only these detector/rule ids")->delimiter(',');
+  analyze->add_option("--skip", analyze_opts.skip, "do not run these detector/rule ids")->delimiter(',');
+  analyze->add_option("--db", analyze_opts.db_path, "also save the derived fact store to this file");
+  add_derive_flags(analyze);
 
   auto* summary = app.add_subcommand("summary", "headline metrics: wall time, GPU utilization, breakdown, iterations");
   summary->add_option("PROFILE", common.inputs, "profile files or a saved store")->required();
@@ -33,7 +46,7 @@ int main(int argc, char** argv) {
   add_derive_flags(ingest);
 
   auto* query = app.add_subcommand("query", "run one read-only SQL query over the fact store, CSV out");
-  query->add_option("STORE_OR_PROFILE", common.inputs, "a saved store or profile")->required()->expected(1);
+  query->add_option("STORE_OR_PROFILE", query_input, "a saved store or profile")->required();
   query->add_option("SQL", sql, "the SELECT statement")->required();
   query->add_option("-o,--output", common.output, "output file (default stdout)");
   add_derive_flags(query);
@@ -52,9 +65,13 @@ int main(int argc, char** argv) {
   if (!common.progress) common.progress = stderr_is_terminal();
 
   return run_command([&]() -> int {
+    if (analyze->parsed()) return cmd_analyze(common, analyze_opts);
     if (summary->parsed()) return cmd_summary(common);
     if (ingest->parsed()) return cmd_ingest(common, db_path);
-    if (query->parsed()) return cmd_query(common, sql);
+    if (query->parsed()) {
+      common.inputs = {query_input};
+      return cmd_query(common, sql);
+    }
     if (config_dump->parsed()) return cmd_config_dump(common);
     return 2;
   });

@@ -1,0 +1,261 @@
+// engine/report/findings_report.cpp — see findings_report.hpp.
+#include "engine/report/findings_report.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "engine/analysis/detector.hpp"
+#include "engine/report/format.hpp"
+
+namespace proflint {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+size_t display_width(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;  // count UTF-8 code points, not bytes
+  return n;
+}
+
+int problem_count(const AnalysisResult& r) {
+  int n = 0;
+  for (const auto& f : r.findings) n += !f.diagnostic;
+  return n;
+}
+
+std::string scope_text(const Finding& f, const AnalysisResult& r) {
+  std::vector<std::string> parts;
+  if (r.summaries.size() > 1 && f.scope.trace_id) {
+    for (const auto& s : r.summaries)
+      if (s.trace_id == *f.scope.trace_id) parts.push_back(s.path);
+  }
+  if (f.scope.rank) parts.push_back(fmt::format("rank {}", *f.scope.rank));
+  if (f.scope.device_id && *f.scope.device_id >= 0) parts.push_back(fmt::format("GPU {}", *f.scope.device_id));
+  if (f.scope.iter_first && f.scope.iter_last) parts.push_back(fmt::format("iterations {}-{}", *f.scope.iter_first, *f.scope.iter_last));
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+std::string savings_text(const Finding& f) {
+  if (f.estimated_savings_ns <= 0) return "";
+  return fmt::format("saves ~{} ({})", format_ns(f.estimated_savings_ns), format_percent(f.savings_share));
+}
+
+std::string evidence_value(const nlohmann::ordered_json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_array()) {
+    std::string out;
+    size_t shown = 0;
+    for (const auto& item : v) {
+      if (shown == 5) {
+        out += fmt::format(", … ({} more)", v.size() - shown);
+        break;
+      }
+      out += (out.empty() ? "" : ", ") + evidence_value(item);
+      ++shown;
+    }
+    return out;
+  }
+  if (v.is_number_float()) return fmt::format("{:.4g}", v.get<double>());
+  return v.dump();
+}
+
+json finding_json(const Finding& f) {
+  json j;
+  j["id"] = f.id;
+  j["title"] = f.title;
+  j["severity"] = std::string(severity_name(f.effective_severity));
+  j["problem"] = f.problem;
+  j["recommendation"] = f.recommendation;
+  j["estimated_savings_ns"] = f.estimated_savings_ns;
+  j["savings_share"] = f.savings_share;
+  j["savings_method"] = f.savings_method;
+  j["confidence"] = f.confidence;
+  json scope = json::object();
+  if (f.scope.trace_id) scope["trace_id"] = *f.scope.trace_id;
+  if (f.scope.device_id) scope["device_id"] = *f.scope.device_id;
+  if (f.scope.rank) scope["rank"] = *f.scope.rank;
+  if (f.scope.iter_first) scope["iter_first"] = *f.scope.iter_first;
+  if (f.scope.iter_last) scope["iter_last"] = *f.scope.iter_last;
+  j["scope"] = scope;
+  j["evidence"] = f.evidence;
+  j["source"] = f.source;
+  return j;
+}
+
+}  // namespace
+
+std::string wrap_text(const std::string& text, size_t width, size_t indent) {
+  std::istringstream words(text);
+  std::string word, line, out;
+  size_t line_width = 0;
+  bool first_line = true;
+  auto flush = [&] {
+    out += (first_line ? "" : "\n" + std::string(indent, ' ')) + line;
+    first_line = false;
+    line.clear();
+    line_width = 0;
+  };
+  size_t limit = width > indent ? width - indent : width;
+  while (words >> word) {
+    size_t w = display_width(word);
+    if (!line.empty() && line_width + 1 + w > limit) flush();
+    if (!line.empty()) {
+      line += ' ';
+      ++line_width;
+    }
+    line += word;
+    line_width += w;
+  }
+  if (!line.empty()) flush();
+  return out;
+}
+
+std::string render_findings_text(const AnalysisResult& r, bool color) {
+  auto paint = [&](const std::string& s, const char* code) { return color ? std::string("\x1b[") + code + "m" + s + "\x1b[0m" : s; };
+  auto sev_color = [](Severity s) { return s == Severity::high ? "1;31" : s == Severity::medium ? "1;33" : "1;36"; };
+  std::string out;
+  for (const auto& s : r.summaries) {
+    std::string util;
+    for (const auto& d : s.devices) util += fmt::format("{}GPU {} {}", util.empty() ? "" : ", ", d.device_id, format_percent(d.gpu_utilization));
+    out += paint(s.path, "1") + "\n";
+    out += fmt::format("  wall {}, {} iteration(s) ({}), GPU utilization: {}\n", format_ns(s.wall_ns), s.iterations.count,
+                       s.iterations.source, util.empty() ? "no GPU work" : util);
+  }
+  int problems = problem_count(r);
+  out += fmt::format("\n{} problem(s) found, ranked by estimated time saved\n", problems);
+  int n = 0;
+  int64_t largest = 0;
+  double largest_share = 0;
+  for (const auto& f : r.findings) {
+    if (f.diagnostic) continue;
+    ++n;
+    if (f.estimated_savings_ns > largest) {
+      largest = f.estimated_savings_ns;
+      largest_share = f.savings_share;
+    }
+    std::string head = fmt::format("{:>2}. {} {}", n, paint(fmt::format("[{}]", severity_name(f.effective_severity)), sev_color(f.effective_severity)),
+                                   paint(f.id, "1"));
+    std::string saves = savings_text(f);
+    out += "\n" + head + (saves.empty() ? "" : "  " + saves) + "\n";
+    out += "    " + wrap_text(f.title, 80, 4) + "\n";
+    std::string scope = scope_text(f, r);
+    if (!scope.empty()) out += "    scope:   " + wrap_text(scope, 80, 13) + "\n";
+    out += "    problem: " + wrap_text(f.problem, 80, 13) + "\n";
+    out += "    fix:     " + wrap_text(f.recommendation, 80, 13) + "\n";
+    for (const auto& [key, value] : f.evidence.items())
+      out += "    " + wrap_text(fmt::format("· {}: {}", key, evidence_value(value)), 80, 6) + "\n";
+    if (!f.savings_method.empty()) out += "    " + wrap_text("estimate: " + f.savings_method + fmt::format(" (confidence {:.0f}%)", f.confidence * 100), 80, 4) + "\n";
+  }
+  if (problems > 1)
+    out += "\n" + wrap_text(fmt::format("Estimates overlap and are not additive: fixing one problem changes the others. "
+                                        "The largest single estimate is {} ({} of wall time).",
+                                        format_ns(largest), format_percent(largest_share)), 80, 0) + "\n";
+  bool any_diag = false;
+  for (const auto& f : r.findings) {
+    if (!f.diagnostic) continue;
+    if (!any_diag) out += "\nAbout the profile itself:\n";
+    any_diag = true;
+    out += "  - " + wrap_text(f.id + ": " + f.problem + (f.recommendation.empty() ? "" : " " + f.recommendation), 80, 4) + "\n";
+  }
+  if (!r.notes.empty()) {
+    out += "\nNot checked:\n";
+    for (const auto& note : r.notes) out += "  - " + wrap_text(note, 80, 4) + "\n";
+  }
+  return out;
+}
+
+std::string render_findings_json(const AnalysisResult& r) {
+  json root;
+  root["schema"] = "proflint.analysis";
+  root["version"] = 1;
+  root["tool"] = {{"name", "proflint"}, {"version", PROFLINT_VERSION}};
+  json traces = json::array();
+  for (const auto& s : r.summaries) {
+    json devices = json::array();
+    for (const auto& d : s.devices) devices.push_back({{"device_id", d.device_id}, {"name", d.name}, {"gpu_utilization", d.gpu_utilization},
+                                                      {"tensor_core_share", d.tensor_core_share}});
+    traces.push_back({{"trace_id", s.trace_id}, {"path", s.path}, {"format", s.format}, {"wall_ns", s.wall_ns},
+                      {"iterations", s.iterations.count}, {"iteration_source", s.iterations.source}, {"devices", devices}});
+  }
+  root["traces"] = traces;
+  json findings = json::array(), diagnostics = json::array();
+  for (const auto& f : r.findings) (f.diagnostic ? diagnostics : findings).push_back(finding_json(f));
+  root["findings"] = findings;
+  root["diagnostics"] = diagnostics;
+  root["notes"] = r.notes;
+  return root.dump(2) + "\n";
+}
+
+std::string render_findings_markdown(const AnalysisResult& r) {
+  std::string out = "## proflint analysis\n\n";
+  for (const auto& s : r.summaries) {
+    std::string util;
+    for (const auto& d : s.devices) util += fmt::format("{}GPU {} {}", util.empty() ? "" : ", ", d.device_id, format_percent(d.gpu_utilization));
+    out += fmt::format("- `{}`: wall {}, {} iteration(s), GPU utilization {}\n", s.path, format_ns(s.wall_ns), s.iterations.count,
+                       util.empty() ? "n/a (no GPU work)" : util);
+  }
+  int problems = problem_count(r);
+  out += fmt::format("\n**{} problem(s)**, ranked by estimated time saved (estimates overlap; do not add them up).\n\n", problems);
+  if (problems > 0) {
+    out += "| # | severity | id | saves | problem |\n|---|---|---|---|---|\n";
+    int n = 0;
+    for (const auto& f : r.findings) {
+      if (f.diagnostic) continue;
+      std::string problem = f.problem;
+      for (auto& c : problem) if (c == '|') c = '/';
+      out += fmt::format("| {} | {} | `{}` | {} | {} |\n", ++n, severity_name(f.effective_severity), f.id,
+                         f.estimated_savings_ns > 0 ? fmt::format("{} ({})", format_ns(f.estimated_savings_ns), format_percent(f.savings_share)) : "–",
+                         problem);
+    }
+    out += "\n<details><summary>Recommendations</summary>\n\n";
+    for (const auto& f : r.findings) {
+      if (f.diagnostic) continue;
+      out += fmt::format("- **{}** — {}\n", f.id, f.recommendation);
+    }
+    out += "\n</details>\n";
+  }
+  bool any = false;
+  for (const auto& f : r.findings) {
+    if (!f.diagnostic) continue;
+    if (!any) out += "\n**About the profile itself**\n\n";
+    any = true;
+    out += fmt::format("- `{}`: {}\n", f.id, f.problem);
+  }
+  return out;
+}
+
+std::string render_findings_sarif(const AnalysisResult& r) {
+  json rules = json::array();
+  std::map<std::string, size_t> rule_index;
+  for (const auto& f : r.findings) {
+    if (rule_index.count(f.id)) continue;
+    rule_index[f.id] = rules.size();
+    rules.push_back({{"id", f.id}, {"name", f.id}, {"shortDescription", {{"text", f.title}}},
+                     {"helpUri", "docs/detectors/" + f.id + ".md"}});
+  }
+  json results = json::array();
+  for (const auto& f : r.findings) {
+    std::string level = f.diagnostic ? "note" : f.effective_severity == Severity::high ? "error"
+                                              : f.effective_severity == Severity::medium ? "warning" : "note";
+    std::string uri;
+    for (const auto& s : r.summaries)
+      if (f.scope.trace_id && s.trace_id == *f.scope.trace_id) uri = s.path;
+    json result = {{"ruleId", f.id}, {"ruleIndex", rule_index[f.id]}, {"level", level},
+                   {"message", {{"text", f.problem + " " + f.recommendation}}},
+                   {"properties", {{"estimated_savings_ns", f.estimated_savings_ns}, {"savings_share", f.savings_share},
+                                   {"confidence", f.confidence}, {"evidence", f.evidence}}}};
+    if (!uri.empty()) result["locations"] = json::array({{{"physicalLocation", {{"artifactLocation", {{"uri", uri}}}}}}});
+    results.push_back(result);
+  }
+  json run = {{"tool", {{"driver", {{"name", "proflint"}, {"version", PROFLINT_VERSION}, {"rules", rules}}}}}, {"results", results}};
+  json root = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"}, {"version", "2.1.0"}, {"runs", json::array({run})}};
+  return root.dump(2) + "\n";
+}
+
+}  // namespace proflint
