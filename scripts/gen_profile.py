@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""Synthetic GPU deep-learning profile generator for proflint tests, fixtures and benchmarks.
+
+Writes a realistic PyTorch training job (ResNet-style CNN or a tiny MLP; DataLoader, H2D copy,
+forward on the main thread, autograd backward on a second thread, DDP all-reduce, SGD step) as
+  * Kineto / PyTorch-profiler JSON (plain or gzip), one event per line, streamed;
+  * the Jan-2021 bare-array Kineto flavour (--format kineto-legacy);
+  * an Nsight Systems 2026.2 SQLite export (--format nsys).
+Output is a pure function of the arguments (seeded RNG, gzip mtime=0): same args -> same bytes.
+
+Planted problems (--plant a,b,...): fp32_gemm, dataloader_gap, pageable_memcpy, host_sync,
+small_kernels, nccl_unbucketed, shape_not_multiple_of_8.  See docs/fixtures.md.
+
+Examples:
+  gen_profile.py --format kineto-gz --events 100000 --seed 1 -o /tmp/t.json.gz
+  gen_profile.py --format nsys --events 1000000 --gpus 2 --plant host_sync -o /tmp/t.sqlite
+"""
+
+import argparse
+import os
+import random
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from genprof import hw                                   # noqa: E402
+from genprof.model import Model                          # noqa: E402
+from genprof.sim import (Sim, OP, RT, KER, CPY, SET, SYNC, MEM, FLOW, GANN, NVTX, RT_API,  # noqa: E402
+                         COMPUTE_STREAM, NCCL_STREAM)
+
+PLANTS = ("fp32_gemm", "dataloader_gap", "pageable_memcpy", "host_sync", "small_kernels",
+          "nccl_unbucketed", "shape_not_multiple_of_8")
+ALIASES = {"nccl": "nccl_unbucketed", "shape8": "shape_not_multiple_of_8", "fp32": "fp32_gemm",
+           "pageable": "pageable_memcpy", "dataloader": "dataloader_gap", "sync": "host_sync"}
+
+
+class Cfg:
+    pass
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    p.add_argument("--format", choices=["kineto", "kineto-gz", "kineto-legacy", "nsys"],
+                   help="output format (default: from the -o extension)")
+    p.add_argument("--events", type=int, default=None, help="approximate total number of events (default 20000)")
+    p.add_argument("--steps", type=int, default=None, help="training iterations (default: from --events)")
+    p.add_argument("--seed", default="0", help="RNG seed (any string)")
+    p.add_argument("--gpus", type=int, default=1, help="world size; >1 adds DDP + NCCL all-reduce")
+    p.add_argument("--rank", type=int, default=0, help="rank written by the Kineto formats (nsys writes every rank)")
+    p.add_argument("--visible-gpus", type=int, default=0, help="GPUs listed in deviceProperties/TARGET_INFO_GPU")
+    p.add_argument("--plant", default="", help="comma-separated problems to plant: " + ", ".join(PLANTS))
+    p.add_argument("--gpu-name", default="NVIDIA A100-SXM4-80GB")
+    p.add_argument("--cc", default=None, help="compute capability override, e.g. 8.0")
+    p.add_argument("--precision", default="auto", choices=["auto", "fp32", "tf32", "bf16", "fp16"],
+                   help="GEMM/conv precision; bf16/fp16 mean autocast (default: bf16 on cc>=8.0, fp16 below; "
+                        "fp32 when fp32_gemm is planted)")
+    p.add_argument("--model", default="resnet50", choices=["resnet18", "resnet50", "mlp", "logreg"])
+    p.add_argument("--blocks", default=None, help="residual blocks per stage, e.g. 2,2,2,2 (default: model's)")
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--image", type=int, default=224)
+    p.add_argument("--workers", type=int, default=None, help="DataLoader workers (default 4; 0 with dataloader_gap)")
+    p.add_argument("--dl-gap", type=float, default=0.35, help="DataLoader share of the step for dataloader_gap")
+    p.add_argument("--pinned", dest="pinned", action="store_true", default=None)
+    p.add_argument("--pageable", dest="pinned", action="store_false")
+    p.add_argument("--no-profiler-step", action="store_true", help="no ProfilerStep#N (Kineto) / 'step N' NVTX (nsys)")
+    p.add_argument("--first-step", type=int, default=2, help="number of the first profiled step")
+    p.add_argument("--slowdown", type=float, default=0.0, help="scale every duration by (1+PCT/100)")
+    p.add_argument("--noise", type=float, default=0.0, help="per-step duration noise, standard deviation in percent")
+    p.add_argument("--int-us", action="store_true", help="legacy integer-microsecond timestamps (epoch clock)")
+    p.add_argument("--no-record-shapes", action="store_true")
+    p.add_argument("--no-memory", action="store_true", help="no [memory] events (profile_memory off)")
+    p.add_argument("--no-fwdbwd", action="store_true", help="no fwdbwd flow events")
+    p.add_argument("--no-loss-item", action="store_true",
+                   help="no per-step loss.item() (then an unsynchronised GPU-bound loop runs with a full launch queue)")
+    p.add_argument("--nvtx", default="both", choices=["both", "steps", "emit", "none"],
+                   help="nsys NVTX ranges: 'step N' push/pop, emit_nvtx-style op ranges, both, none")
+    p.add_argument("--gzip-level", type=int, default=6)
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument("-o", "--output", required=True)
+    return p.parse_args(argv)
+
+
+def make_cfg(a, argv):
+    c = Cfg()
+    fmt = a.format
+    if fmt is None:
+        o = a.output
+        fmt = "nsys" if o.endswith((".sqlite", ".db")) else ("kineto-gz" if o.endswith(".gz") else "kineto")
+    c.gz = fmt == "kineto-gz" or (fmt == "kineto-legacy" and a.output.endswith(".gz"))
+    c.fmt = "kineto" if fmt == "kineto-gz" else fmt
+    plants = set()
+    for x in a.plant.split(","):
+        x = x.strip()
+        if not x:
+            continue
+        x = ALIASES.get(x, x)
+        if x not in PLANTS:
+            raise SystemExit("gen_profile.py: unknown plant %r (known: %s)" % (x, ", ".join(PLANTS)))
+        plants.add(x)
+    c.plants = plants
+    c.seed = a.seed
+    c.gpus = max(1, a.gpus)
+    if "nccl_unbucketed" in plants and c.gpus < 2:
+        c.gpus = 2
+    c.rank = min(max(0, a.rank), c.gpus - 1)
+    c.visible_gpus = a.visible_gpus or c.gpus
+    gpu = hw.lookup(a.gpu_name, a.cc)
+    c.gpu = gpu
+    prec = a.precision
+    if "fp32_gemm" in plants:
+        prec = "fp32"
+    elif prec == "auto":
+        prec = "bf16" if gpu.cc >= (8, 0) else "fp16"
+    c.prec = prec
+    c.amp = prec in ("bf16", "fp16")
+    c.workers = a.workers if a.workers is not None else (0 if "dataloader_gap" in plants else 4)
+    c.dl_gap = a.dl_gap if "dataloader_gap" in plants else 0.08
+    c.pinned = a.pinned if a.pinned is not None else ("pageable_memcpy" not in plants)
+    c.host_sync = "host_sync" in plants
+    c.small_kernels = "small_kernels" in plants
+    c.nccl_unbucketed = "nccl_unbucketed" in plants
+    c.misaligned = "shape_not_multiple_of_8" in plants
+    c.profiler_step = not a.no_profiler_step
+    c.nvtx_steps = a.nvtx in ("both", "steps") and not a.no_profiler_step
+    c.nvtx_emit = a.nvtx in ("both", "emit")
+    c.record_shapes = not a.no_record_shapes
+    c.profile_memory = not a.no_memory
+    c.fwdbwd = not a.no_fwdbwd
+    c.loss_item = not a.no_loss_item
+    c.scale = 1.0 + a.slowdown / 100.0
+    c.noise = a.noise
+    c.int_us = a.int_us or c.fmt == "kineto-legacy"
+    c.gzip_level = a.gzip_level
+    c.first_step = a.first_step
+    c.py_overhead_us = 12.0
+    c.queue_depth = 1024
+    c.dl_sample_ops = 16
+    r = random.Random("proflint-gen-clock:%s" % a.seed)
+    c.t0_ns = 1_000_000_000_000 + r.randrange(10 ** 12)
+    epoch = 1_609_900_000_000_000_000 if c.fmt == "kineto-legacy" else 1_760_000_000_000_000_000
+    c.epoch_base_ns = epoch + r.randrange(10 ** 16) - c.t0_ns
+    c.trace_id = "%032X" % r.getrandbits(128)
+    c.trace_name = "/tmp/proflint_gen/rank%d.%d.pt.trace.json" % (c.rank, r.randrange(10 ** 9))
+    args = []
+    skip = False
+    for x in argv:
+        if skip:
+            skip = False
+            continue
+        if x in ("-o", "--output"):
+            skip = True
+            continue
+        if x.startswith("--output=") or x == "--quiet":
+            continue
+        args.append(x)
+    c.argline = " ".join(args)
+    c.est_gpu_busy_ns = 0
+    return c
+
+
+def build_model(c, a, blocks):
+    return Model(a.model, c.gpu, c.prec, a.batch, a.image, blocks=blocks, misaligned=c.misaligned,
+                 record_shapes=c.record_shapes, amp=c.amp)
+
+
+def count_events(recs, fmt, c):
+    n = 0
+    if fmt == "nsys":
+        for r in recs:
+            k = r[0]
+            if k == OP:
+                n += c.nvtx_emit
+            elif k in (RT, KER, CPY, SET, SYNC, NVTX):
+                n += 1
+        return n
+    launch = [x[3] for x in RT_API]
+    legacy = fmt == "kineto-legacy"
+    for r in recs:
+        k = r[0]
+        if k == OP or k == MEM:
+            n += 1
+        elif k == RT:
+            n += 1 + launch[r[2]]
+        elif k in (KER, CPY, SET):
+            n += 2
+        elif k in (FLOW, GANN) and not legacy:
+            n += 1
+    return n
+
+
+def warmup_steps(m):
+    """Unrecorded steps run before the profiled window (like a profiler schedule's wait+warmup), long
+    enough for an unsynchronised GPU-bound loop to fill the launch queue and reach steady state."""
+    launches = sum(len(L.k) for L in m.layers) or 1
+    return max(1, min(8, 1024 * 3 // (2 * launches) + 1))
+
+
+def dry_run(c, a, blocks):
+    """Simulate warmup + two steps without writing; return (events per step, GPU busy ns per step)."""
+    m = build_model(c, a, blocks)
+    ranks = range(c.gpus) if c.fmt == "nsys" else [c.rank]
+    per = 0
+    busy = 0
+    for r in ranks:
+        s = Sim(c, m, c.gpu, r)
+        for i in range(warmup_steps(m)):
+            s.step(0)
+        per += count_events(s.step(1), c.fmt, c)
+        busy = s.gpu_busy
+    return per, busy
+
+
+def parse_blocks(s):
+    return [int(x) for x in s.split(",")] if s else None
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    a = parse(argv)
+    c = make_cfg(a, argv)
+    t_begin = time.time()
+    blocks = parse_blocks(a.blocks)
+    target = a.events if a.events is not None else (None if a.steps else 20000)
+    fixed = 30
+    if a.steps and target and blocks is None and a.model in ("resnet18", "resnet50"):
+        # fixed step count: scale the depth so the event count lands near the target
+        base = [2, 2, 2, 2] if a.model == "resnet18" else [3, 4, 6, 3]
+        p1, _ = dry_run(c, a, [1, 1, 1, 1])
+        p2, _ = dry_run(c, a, [2, 2, 2, 2])
+        want = (target - fixed) / a.steps
+        b = max(1, int(round(1 + (want - p1) / max(1, p2 - p1))))
+        blocks = [b, b, b, b] if b != 2 or a.model != "resnet18" else base
+    per, busy = dry_run(c, a, blocks)
+    if not a.steps and blocks is None and a.model in ("resnet18", "resnet50") and per > 1.5 * target:
+        blocks = [1, 1, 1, 1]          # small targets: shallowest network of the family
+        per, busy = dry_run(c, a, blocks)
+    if not a.steps and per > 1.5 * target and not a.quiet:
+        sys.stderr.write("gen_profile: one step of this model is ~%d events (> --events %d); "
+                         "use --model mlp/logreg for tiny traces\n" % (per, target))
+    c.est_gpu_busy_ns = busy
+    steps = a.steps or max(1, int(round((target - fixed) / max(1, per))))
+    model = build_model(c, a, blocks)
+    if c.fmt == "nsys":
+        from genprof.nsys import NsysWriter
+        sims = [Sim(c, model, c.gpu, r) for r in range(c.gpus)]
+        w = NsysWriter(a.output, c, c.gpu, sims)
+    else:
+        from genprof.kineto import KinetoWriter, LegacyWriter
+        sims = [Sim(c, model, c.gpu, c.rank)]
+        W = LegacyWriter if c.fmt == "kineto-legacy" else KinetoWriter
+        w = W(a.output, c, c.gpu, sims[0])
+    nwarm = warmup_steps(model)
+    for s in sims:
+        for i in range(nwarm):
+            s.step(c.first_step - nwarm + i)
+        s.ext = 1            # the profiler's External ids start with the recorded window
+    t_start = min(s.main.t for s in sims) - 150_000
+    for i in range(steps):
+        n = c.first_step + i
+        for s in sims:
+            recs = s.step(n)
+            if c.fmt == "nsys":
+                w.write(recs, s)
+            else:
+                w.write(recs)
+    t_end = max(max(s.main.t, s.sfree, s.nfree) for s in sims) + 80_000
+    streams = [COMPUTE_STREAM] + ([NCCL_STREAM] if c.gpus > 1 else [])
+    w.finish(t_start, t_end, streams)
+    dt = time.time() - t_begin
+    if not a.quiet:
+        sys.stderr.write("gen_profile: %s %s: %d events, %d steps x %d rank(s), model %s (%d layers, %d params), "
+                         "%s %s, plants [%s], %.1f s, %d bytes\n"
+                         % (c.fmt + (" gz" if c.gz else ""), a.output, w.count, steps, len(sims), a.model,
+                            len(model.layers), len(model.params), c.gpu.name, c.prec, ",".join(sorted(c.plants)),
+                            dt, os.path.getsize(a.output)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
