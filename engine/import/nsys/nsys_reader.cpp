@@ -1,0 +1,756 @@
+// engine/import/nsys/nsys_reader.cpp — reads the tables of one Nsight Systems export into facts.
+#include "engine/import/nsys/nsys_reader.hpp"
+
+#include <algorithm>
+#include <deque>
+
+namespace proflint::nsys {
+
+namespace {
+
+const std::string kKernel = "CUPTI_ACTIVITY_KIND_KERNEL";
+const std::string kMemcpy = "CUPTI_ACTIVITY_KIND_MEMCPY";
+const std::string kMemset = "CUPTI_ACTIVITY_KIND_MEMSET";
+const std::string kSync = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+const std::string kRuntime = "CUPTI_ACTIVITY_KIND_RUNTIME";
+const std::string kNvtx = "NVTX_EVENTS";
+
+// CUPTI writes 0xFFFFFFFF (and nsys sometimes -1) where a synchronization has no stream/device.
+opt_i64 cupti_id(const opt_i64& v) {
+  if (v && (*v == 0xFFFFFFFFLL || *v < 0)) return std::nullopt;
+  return v;
+}
+
+std::string location(const Rows& rows) { return "table " + rows.table() + " row " + std::to_string(rows.row_number()); }
+
+bool has_column(const std::vector<std::string>& columns, std::string_view name) {
+  return std::find(columns.begin(), columns.end(), name) != columns.end();
+}
+
+// The text of a TEXT column as valid UTF-8 (copied only when it needs repair).
+std::string_view utf8_text(std::string_view raw, std::string& scratch) {
+  if (is_valid_utf8(raw)) return raw;
+  scratch = sanitize_utf8(raw);
+  return scratch;
+}
+
+constexpr int kNvtxMark = 34;
+constexpr int kNvtxPushPopRange = 59;
+constexpr int kNvtxStartEndRange = 60;
+constexpr int kNvtxDomainCreate = 75;
+// NVTX rows that describe rather than happen: categories, thread names, domain create/destroy,
+// CUDA resource naming.
+bool is_nvtx_metadata(int64_t type) {
+  return type == 33 || type == 39 || type == 64 || (type >= 72 && type <= 76) || (type >= 97 && type <= 99);
+}
+
+// Runtime rows wait here, per thread, until no nested duplicate can follow. nsys 2022.2 writes a
+// call twice (the CUDA backtrace row 'cudaMalloc' enclosing 'cudaMalloc_v3020', same
+// correlationId); rows are stored in start order, so the two are a few rows apart at most on
+// their thread and a window of recent rows per thread finds them without holding the table.
+constexpr size_t kDedupWindow = 8;
+
+}  // namespace
+
+void StringTable::load(std::vector<std::pair<int64_t, std::string>> rows) {
+  count_ = rows.size();
+  int64_t max_id = -1;
+  bool non_negative = true;
+  for (const auto& r : rows) {
+    max_id = std::max(max_id, r.first);
+    non_negative = non_negative && r.first >= 0;
+  }
+  if (non_negative && max_id < static_cast<int64_t>(rows.size()) * 2 + 1024) {
+    dense_.resize(static_cast<size_t>(max_id + 1));
+    dense_present_.assign(static_cast<size_t>(max_id + 1), false);
+    for (auto& [id, value] : rows) {
+      dense_[static_cast<size_t>(id)] = std::move(value);
+      dense_present_[static_cast<size_t>(id)] = true;
+    }
+  } else {
+    for (auto& [id, value] : rows) sparse_.emplace(id, std::move(value));
+  }
+}
+
+const std::string* StringTable::find(int64_t id) const {
+  if (!dense_.empty() || sparse_.empty()) {
+    if (id < 0 || id >= static_cast<int64_t>(dense_.size()) || !dense_present_[static_cast<size_t>(id)]) return nullptr;
+    return &dense_[static_cast<size_t>(id)];
+  }
+  auto it = sparse_.find(id);
+  return it == sparse_.end() ? nullptr : &it->second;
+}
+
+ExportVersion read_export_version(const ExportFile& file) {
+  ExportVersion v;
+  // Only the two version rows are selected: the other rows name the user, host and paths.
+  for (const std::string table : {"META_DATA_EXPORT", "EXPORT_META_DATA"}) {
+    auto columns = file.columns(table);
+    if (!has_column(columns, "name") || !has_column(columns, "value")) continue;
+    Rows rows(file, table, {"name", "value"}, "WHERE name IN ('EXPORT_PRODUCT_VERSION', 'EXPORT_SCHEMA_VERSION')");
+    while (rows.next()) {
+      std::string value(rows.text(1));
+      if (value.empty() || !is_valid_utf8(value)) continue;
+      if (rows.text(0) == "EXPORT_PRODUCT_VERSION" && !v.product) v.product = value;
+      if (rows.text(0) == "EXPORT_SCHEMA_VERSION" && !v.schema) v.schema = value;
+    }
+    if (v.product || v.schema) break;
+  }
+  return v;
+}
+
+bool looks_like_nsys_export(const ExportFile& file) {
+  for (const auto& t : file.tables()) {
+    if (t == "StringIds" || t == kNvtx || t.rfind("CUPTI_ACTIVITY_KIND_", 0) == 0 || t.rfind("TARGET_INFO_", 0) == 0)
+      return true;
+  }
+  return false;
+}
+
+void ExportReader::read_all() {
+  guarded("StringIds", &ExportReader::read_strings);
+  guarded("ENUM_*", &ExportReader::read_enums);
+  guarded("TARGET_INFO_GPU", &ExportReader::read_gpu_tables);
+  guarded("PROCESSES", &ExportReader::read_processes);
+  guarded("ThreadNames", &ExportReader::read_threads);
+  guarded(kKernel, &ExportReader::read_kernels);
+  guarded(kMemcpy, &ExportReader::read_memcpys);
+  guarded(kMemset, &ExportReader::read_memsets);
+  guarded(kSync, &ExportReader::read_syncs);
+  guarded(kRuntime, &ExportReader::read_runtime);
+  guarded(kNvtx, &ExportReader::read_nvtx_domains);
+  guarded(kNvtx, &ExportReader::read_nvtx);
+  guarded("CUDA_GPU_MEMORY_USAGE_EVENTS", &ExportReader::read_memory_usage);
+  guarded("GPU_METRICS", &ExportReader::read_gpu_metrics);
+  guarded("TARGET_INFO_CUDA_CONTEXT_INFO", &ExportReader::read_contexts);
+  guarded("TARGET_INFO_CUDA_STREAM", &ExportReader::read_streams);
+  write_devices();
+  if (torch_nvtx_) w_.set_metadata("framework", "pytorch");
+}
+
+void ExportReader::guarded(const std::string& table, void (ExportReader::*step)()) {
+  try {
+    (this->*step)();
+  } catch (const ReadError& e) {
+    std::string where = e.table().empty() ? table : e.table();
+    w_.add_issue("table_unreadable", e.what(), "table " + where + " row " + std::to_string(e.row()));
+    if (!first_failure_) first_failure_ = ReadError(where, e.row(), e.what());
+  }
+}
+
+void ExportReader::issue(std::string_view kind, std::string_view example, const Rows& rows) {
+  w_.add_issue(kind, example, location(rows));
+}
+
+std::string_view ExportReader::string_or_placeholder(int64_t id, std::string& scratch, const Rows& rows) {
+  if (const std::string* s = strings_.find(id)) return *s;
+  scratch = "<string " + std::to_string(id) + ">";
+  issue("missing_string_id", scratch, rows);
+  return scratch;
+}
+
+std::optional<std::pair<int64_t, int64_t>> ExportReader::interval(const Rows& rows, int start_col, int end_col) {
+  if (rows.null(start_col) || rows.null(end_col)) {
+    issue("missing_timestamp", rows.null(start_col) ? "start is NULL" : "end is NULL", rows);
+    return std::nullopt;
+  }
+  int64_t start = rows.i64(start_col), end = rows.i64(end_col);
+  if (end < start) {
+    issue("negative_duration", "start " + std::to_string(start) + " end " + std::to_string(end), rows);
+    return std::nullopt;
+  }
+  return std::pair(start, end - start);
+}
+
+void ExportReader::note_activity(const opt_i64& device, const opt_i64& stream, const opt_i64& pid,
+                                 const opt_i64& context) {
+  auto& last = last_activity_;
+  if (last.valid && last.device == device && last.stream == stream && last.pid == pid && last.context == context) return;
+  last = {device, stream, pid, context, true};
+  if (!device) return;
+  devices_seen_.insert(*device);
+  if (stream) streams_seen_.emplace(*device, *stream);
+  if (pid && context) context_device_.emplace(std::pair(*pid, *context), *device);
+}
+
+void ExportReader::read_strings() {
+  if (!file_.has_table("StringIds")) return;
+  std::vector<std::pair<int64_t, std::string>> rows_read;
+  try {
+    Rows rows(file_, "StringIds", {"id", "value"});
+    while (rows.next()) {
+      if (rows.null(0)) continue;
+      std::string_view raw = rows.text(1);
+      rows_read.emplace_back(rows.i64(0), is_valid_utf8(raw) ? std::string(raw) : sanitize_utf8(raw));
+    }
+  } catch (const ReadError&) {
+    // Keep the strings read before the damage: names past it become counted placeholders.
+    strings_.load(std::move(rows_read));
+    throw;
+  }
+  strings_.load(std::move(rows_read));
+}
+
+std::vector<std::pair<int64_t, std::string>> ExportReader::read_enum(const std::string& table) {
+  std::vector<std::pair<int64_t, std::string>> values;
+  if (!file_.has_table(table)) return values;
+  Rows rows(file_, table, {"id", "name"});
+  while (rows.next())
+    if (!rows.null(0) && !rows.null(1)) values.emplace_back(rows.i64(0), std::string(rows.text(1)));
+  return values;
+}
+
+void ExportReader::read_enums() {
+  memcpy_kinds_.use_file_enum(read_enum("ENUM_CUDA_MEMCPY_OPER"));
+  mem_kinds_.use_file_enum(read_enum("ENUM_CUDA_MEM_KIND"));
+  sync_kinds_.use_file_enum(read_enum("ENUM_CUPTI_SYNC_TYPE"));
+  memory_ops_.use_file_enum(read_enum("ENUM_CUDA_DEV_MEM_EVENT_OPER"));
+}
+
+void ExportReader::read_gpu_tables() {
+  // TARGET_INFO_CUDA_DEVICE (2026.1) maps nsys GPU ids to CUDA device ids.
+  std::map<int64_t, int64_t> cuda_id_of_gpu;
+  std::map<int64_t, int64_t> sm_count_of_cuda_id;
+  if (file_.has_table("TARGET_INFO_CUDA_DEVICE")) {
+    Rows rows(file_, "TARGET_INFO_CUDA_DEVICE", {"gpuId", "cudaId", "numMultiprocessors"});
+    while (rows.next()) {
+      if (rows.null(1)) continue;
+      if (!rows.null(0)) cuda_id_of_gpu.emplace(rows.i64(0), rows.i64(1));
+      if (!rows.null(2)) sm_count_of_cuda_id.emplace(rows.i64(1), rows.i64(2));
+    }
+  }
+
+  auto columns = file_.columns("TARGET_INFO_GPU");
+  if (has_column(columns, "id")) {
+    // 2022+: one row per GPU of the machine, used or not.
+    struct Gpu {
+      int64_t id;
+      opt_i64 cu_device;
+      DeviceRow row;
+    };
+    std::vector<Gpu> gpus;
+    std::string scratch;
+    Rows rows(file_, "TARGET_INFO_GPU", {"id", "name", "totalMemory", "smCount", "cuDevice", "computeMajor", "computeMinor"});
+    while (rows.next()) {
+      if (rows.null(0)) continue;
+      Gpu g{rows.i64(0), rows.opt(4), {}};
+      if (!rows.null(1)) g.row.name = std::string(utf8_text(rows.text(1), scratch));
+      g.row.memory_bytes = rows.opt(2);
+      g.row.sm_count = rows.opt(3);
+      g.row.compute_major = rows.opt(5);
+      g.row.compute_minor = rows.opt(6);
+      gpus.push_back(std::move(g));
+    }
+    // Events carry the CUDA device id; use cuDevice only when it tells every GPU apart.
+    std::set<int64_t> cu_devices;
+    for (const auto& g : gpus)
+      if (g.cu_device) cu_devices.insert(*g.cu_device);
+    bool cu_device_usable = cu_devices.size() == gpus.size();
+    for (auto& g : gpus) {
+      int64_t device_id = g.id;
+      if (auto it = cuda_id_of_gpu.find(g.id); it != cuda_id_of_gpu.end()) device_id = it->second;
+      else if (cu_device_usable) device_id = *g.cu_device;
+      g.row.device_id = device_id;
+      gpu_to_device_[g.id] = device_id;
+      devices_.insert_or_assign(device_id, g.row);
+    }
+    has_gpu_table_ = !gpus.empty();
+  } else if (has_column(columns, "deviceId")) {
+    // 2020.3: five columns (vmId, deviceId, name, busLocation, isDiscrete).
+    std::string scratch;
+    Rows rows(file_, "TARGET_INFO_GPU", {"deviceId", "name"});
+    while (rows.next()) {
+      if (rows.null(0)) continue;
+      DeviceRow d;
+      d.device_id = rows.i64(0);
+      if (!rows.null(1)) d.name = std::string(utf8_text(rows.text(1), scratch));
+      devices_.insert_or_assign(d.device_id, d);
+      has_gpu_table_ = true;
+    }
+  }
+
+  if (file_.has_table("TARGET_INFO_CUDA_GPU")) {
+    // 2020.3: the CUDA properties, one row per (device, process).
+    std::string scratch;
+    Rows rows(file_, "TARGET_INFO_CUDA_GPU", {"deviceId", "name", "computeCapabilityMajor", "computeCapabilityMinor",
+                                              "numMultiprocessors", "globalMemorySize"});
+    while (rows.next()) {
+      if (rows.null(0)) continue;
+      DeviceRow& d = devices_[rows.i64(0)];
+      d.device_id = rows.i64(0);
+      if (!d.name && !rows.null(1)) d.name = std::string(utf8_text(rows.text(1), scratch));
+      if (!d.compute_major) d.compute_major = rows.opt(2);
+      if (!d.compute_minor) d.compute_minor = rows.opt(3);
+      if (!d.sm_count) d.sm_count = rows.opt(4);
+      // globalMemorySize is in MiB in this table (48601 for a 48 GB Quadro RTX 8000).
+      if (!d.memory_bytes && !rows.null(5)) d.memory_bytes = rows.i64(5) * 1024 * 1024;
+      has_gpu_table_ = true;
+    }
+  }
+
+  for (const auto& [cuda_id, sm_count] : sm_count_of_cuda_id) {
+    DeviceRow& d = devices_[cuda_id];
+    d.device_id = cuda_id;
+    if (!d.sm_count) d.sm_count = sm_count;
+    has_gpu_table_ = true;
+  }
+}
+
+void ExportReader::read_processes() {
+  if (!file_.has_table("PROCESSES")) return;
+  Rows rows(file_, "PROCESSES", {"globalPid", "pid", "name"});
+  std::string scratch;
+  while (rows.next()) {
+    if (rows.null(1) && rows.null(0)) continue;
+    int64_t pid = rows.null(1) ? pid_of_global_pid(rows.i64(0)) : rows.i64(1);
+    if (!rows.null(0) && pid_of_global_pid(rows.i64(0)) != pid)
+      issue("pid_mismatch", "globalPid " + std::to_string(rows.i64(0)) + " pid " + std::to_string(pid), rows);
+    w_.add_process(pid, utf8_text(rows.text(2), scratch));
+    processes_from_table_ = true;
+  }
+}
+
+void ExportReader::read_threads() {
+  if (!file_.has_table("ThreadNames")) return;
+  Rows rows(file_, "ThreadNames", {"nameId", "globalTid"});
+  std::string scratch;
+  while (rows.next()) {
+    if (rows.null(1)) continue;
+    HostIds ids = decode_global_tid(rows.i64(1));
+    std::string_view name = rows.null(0) ? std::string_view() : string_or_placeholder(rows.i64(0), scratch, rows);
+    w_.add_thread(ids.pid, ids.tid, name);
+    // Exports without PROCESSES (2020.3): a process's main thread (tid == pid) carries its name.
+    if (!processes_from_table_ && ids.tid == ids.pid) w_.add_process(ids.pid, name);
+  }
+}
+
+void ExportReader::read_kernels() {
+  if (!file_.has_table(kKernel)) return;
+  enum { kStart, kEnd, kDevice, kStream, kGlobalPid, kCorrelation, kDemangled, kShort, kGridX, kGridY, kGridZ,
+         kBlockX, kBlockY, kBlockZ, kRegisters, kStaticShared, kDynamicShared, kContext };
+  Rows rows(file_, kKernel, {"start", "end", "deviceId", "streamId", "globalPid", "correlationId", "demangledName",
+                             "shortName", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "registersPerThread",
+                             "staticSharedMemory", "dynamicSharedMemory", "contextId"});
+  std::string scratch;
+  const bool collect_names = !has_gpu_table_;
+  while (rows.next()) {
+    w_.count_event();
+    auto span = interval(rows, kStart, kEnd);
+    if (!span) continue;
+    KernelRow k;
+    k.start_ns = span->first;
+    k.dur_ns = span->second;
+    k.device_id = rows.opt(kDevice);
+    k.stream_id = rows.opt(kStream);
+    if (!rows.null(kGlobalPid)) k.pid = pid_of_global_pid(rows.i64(kGlobalPid));
+    k.correlation_id = rows.opt(kCorrelation);
+    opt_i64 name_id = rows.null(kDemangled) ? rows.opt(kShort) : rows.opt(kDemangled);
+    if (name_id) {
+      k.name = string_or_placeholder(*name_id, scratch, rows);
+    } else {
+      k.name = "<unnamed kernel>";
+      issue("kernel_without_name", "demangledName and shortName are NULL", rows);
+    }
+    k.grid_x = rows.opt(kGridX);
+    k.grid_y = rows.opt(kGridY);
+    k.grid_z = rows.opt(kGridZ);
+    k.block_x = rows.opt(kBlockX);
+    k.block_y = rows.opt(kBlockY);
+    k.block_z = rows.opt(kBlockZ);
+    k.registers_per_thread = rows.opt(kRegisters);
+    if (!rows.null(kStaticShared) || !rows.null(kDynamicShared))
+      k.shared_memory_bytes = rows.i64(kStaticShared) + rows.i64(kDynamicShared);
+    w_.add_kernel(k);
+    note_activity(k.device_id, k.stream_id, k.pid, rows.opt(kContext));
+    if (collect_names && k.device_id && name_id) device_kernel_names_.emplace(*k.device_id, *name_id);
+  }
+}
+
+void ExportReader::read_memcpys() {
+  if (!file_.has_table(kMemcpy)) return;
+  enum { kStart, kEnd, kDevice, kStream, kGlobalPid, kCorrelation, kBytes, kCopyKind, kSrcKind, kDstKind, kContext };
+  Rows rows(file_, kMemcpy, {"start", "end", "deviceId", "streamId", "globalPid", "correlationId", "bytes", "copyKind",
+                             "srcKind", "dstKind", "contextId"});
+  auto mem_kind = [&](int col) -> std::optional<std::string> {
+    if (rows.null(col)) return std::nullopt;
+    bool known = false;
+    const std::string& word = mem_kinds_.decode(rows.i64(col), known);
+    if (!known) issue("unknown_memory_kind", std::to_string(rows.i64(col)), rows);
+    return word;
+  };
+  while (rows.next()) {
+    w_.count_event();
+    auto span = interval(rows, kStart, kEnd);
+    if (!span) continue;
+    MemcpyRow m;
+    m.start_ns = span->first;
+    m.dur_ns = span->second;
+    m.device_id = rows.opt(kDevice);
+    m.stream_id = rows.opt(kStream);
+    if (!rows.null(kGlobalPid)) m.pid = pid_of_global_pid(rows.i64(kGlobalPid));
+    m.correlation_id = rows.opt(kCorrelation);
+    m.bytes = rows.opt(kBytes);
+    bool known = false;
+    if (!rows.null(kCopyKind)) m.kind = memcpy_kinds_.decode(rows.i64(kCopyKind), known);
+    if (!known) issue("unknown_memcpy_kind", rows.null(kCopyKind) ? "NULL" : std::to_string(rows.i64(kCopyKind)), rows);
+    m.src_kind = mem_kind(kSrcKind);
+    m.dst_kind = mem_kind(kDstKind);
+    w_.add_memcpy(m);
+    note_activity(m.device_id, m.stream_id, m.pid, rows.opt(kContext));
+  }
+}
+
+void ExportReader::read_memsets() {
+  if (!file_.has_table(kMemset)) return;
+  enum { kStart, kEnd, kDevice, kStream, kGlobalPid, kCorrelation, kBytes, kMemKind, kContext };
+  Rows rows(file_, kMemset, {"start", "end", "deviceId", "streamId", "globalPid", "correlationId", "bytes", "memKind",
+                             "contextId"});
+  while (rows.next()) {
+    w_.count_event();
+    auto span = interval(rows, kStart, kEnd);
+    if (!span) continue;
+    MemsetRow m;
+    m.start_ns = span->first;
+    m.dur_ns = span->second;
+    m.device_id = rows.opt(kDevice);
+    m.stream_id = rows.opt(kStream);
+    if (!rows.null(kGlobalPid)) m.pid = pid_of_global_pid(rows.i64(kGlobalPid));
+    m.correlation_id = rows.opt(kCorrelation);
+    m.bytes = rows.opt(kBytes);
+    if (!rows.null(kMemKind)) {
+      bool known = false;
+      m.mem_kind = mem_kinds_.decode(rows.i64(kMemKind), known);
+      if (!known) issue("unknown_memory_kind", std::to_string(rows.i64(kMemKind)), rows);
+    }
+    w_.add_memset(m);
+    note_activity(m.device_id, m.stream_id, m.pid, rows.opt(kContext));
+  }
+}
+
+void ExportReader::read_syncs() {
+  if (!file_.has_table(kSync)) return;
+  enum { kStart, kEnd, kDevice, kStream, kGlobalPid, kCorrelation, kSyncType };
+  Rows rows(file_, kSync, {"start", "end", "deviceId", "streamId", "globalPid", "correlationId", "syncType"});
+  while (rows.next()) {
+    w_.count_event();
+    auto span = interval(rows, kStart, kEnd);
+    if (!span) continue;
+    SyncEventRow s;
+    s.start_ns = span->first;
+    s.dur_ns = span->second;
+    s.device_id = cupti_id(rows.opt(kDevice));
+    s.stream_id = cupti_id(rows.opt(kStream));
+    if (!rows.null(kGlobalPid)) s.pid = pid_of_global_pid(rows.i64(kGlobalPid));
+    s.correlation_id = rows.opt(kCorrelation);
+    bool known = false;
+    if (!rows.null(kSyncType)) s.kind = sync_kinds_.decode(rows.i64(kSyncType), known);
+    if (!known) issue("unknown_sync_type", rows.null(kSyncType) ? "NULL" : std::to_string(rows.i64(kSyncType)), rows);
+    w_.add_sync_event(s);
+  }
+}
+
+void ExportReader::read_runtime() {
+  if (!file_.has_table(kRuntime)) return;
+  enum { kStart, kEnd, kEventClass, kGlobalTid, kCorrelation, kNameId };
+  Rows rows(file_, kRuntime, {"start", "end", "eventClass", "globalTid", "correlationId", "nameId"});
+  std::unordered_map<int64_t, std::string_view> names;           // nameId -> name without suffix
+  std::unordered_map<int64_t, std::vector<ApiCallRow>> pending;  // globalTid -> recent calls
+  std::deque<std::string> placeholders;  // stable storage for '<string N>' names of pending rows
+  std::string scratch;
+  while (rows.next()) {
+    w_.count_event();
+    auto span = interval(rows, kStart, kEnd);
+    if (!span) continue;
+    ApiCallRow a;
+    a.start_ns = span->first;
+    a.dur_ns = span->second;
+    opt_i64 global_tid = rows.opt(kGlobalTid);
+    if (global_tid) {
+      HostIds ids = decode_global_tid(*global_tid);
+      a.pid = ids.pid;
+      a.tid = ids.tid;
+    }
+    a.correlation_id = rows.opt(kCorrelation);
+    if (rows.null(kNameId)) {
+      a.name = "<unnamed api call>";
+      issue("api_call_without_name", "nameId is NULL", rows);
+    } else if (auto it = names.find(rows.i64(kNameId)); it != names.end()) {
+      a.name = it->second;
+    } else if (const std::string* s = strings_.find(rows.i64(kNameId))) {
+      a.name = names.emplace(rows.i64(kNameId), strip_cupti_suffix(*s)).first->second;
+    } else {
+      a.name = placeholders.emplace_back(string_or_placeholder(rows.i64(kNameId), scratch, rows));
+    }
+    a.kind = api_kind(a.name, rows.opt(kEventClass));
+    // Correlation id 0 means "none" to CUPTI: such calls are never twins of each other.
+    if (!global_tid || !a.correlation_id || *a.correlation_id == 0) {
+      w_.add_api_call(a);
+      continue;
+    }
+    auto& window = pending[*global_tid];
+    auto twin = std::find_if(window.begin(), window.end(),
+                             [&](const ApiCallRow& p) { return p.correlation_id == a.correlation_id; });
+    if (twin != window.end()) {
+      // Nested duplicate: keep the outer call (earlier start, or same start and later end).
+      int64_t end = a.start_ns + a.dur_ns, twin_end = twin->start_ns + twin->dur_ns;
+      if (a.start_ns < twin->start_ns || (a.start_ns == twin->start_ns && end > twin_end)) *twin = a;
+      continue;
+    }
+    if (window.size() >= kDedupWindow) {
+      w_.add_api_call(window.front());
+      window.erase(window.begin());
+    }
+    window.push_back(a);
+  }
+  // Flush in thread order so the output does not depend on hash order.
+  std::vector<int64_t> threads;
+  for (const auto& [tid, window] : pending) threads.push_back(tid);
+  std::sort(threads.begin(), threads.end());
+  for (int64_t tid : threads)
+    for (const auto& a : pending[tid]) w_.add_api_call(a);
+}
+
+void ExportReader::read_nvtx_domains() {
+  if (!file_.has_table(kNvtx)) return;
+  auto columns = file_.columns(kNvtx);
+  if (!has_column(columns, "eventType") || !has_column(columns, "domainId")) return;
+  // Domain names come from the domain-create rows; reading them first keeps the main pass
+  // single and lets ranges that precede their create row (other threads) still resolve.
+  Rows rows(file_, kNvtx, {"domainId", "text", "textId", "globalTid"}, "WHERE eventType = " + std::to_string(kNvtxDomainCreate));
+  std::string scratch;
+  while (rows.next()) {
+    if (rows.null(0)) continue;
+    int64_t domain = rows.i64(0);
+    std::string name;
+    if (!rows.null(1)) name = std::string(utf8_text(rows.text(1), scratch));
+    else if (!rows.null(2)) name = std::string(string_or_placeholder(rows.i64(2), scratch, rows));
+    else continue;
+    int64_t pid = rows.null(3) ? -1 : decode_global_tid(rows.i64(3)).pid;
+    domains_[{pid, domain}] = name;
+    auto [it, fresh] = domains_by_id_.emplace(domain, name);
+    if (!fresh && it->second != name) it->second.reset();  // same id, different names: ambiguous
+  }
+}
+
+void ExportReader::read_nvtx() {
+  if (!file_.has_table(kNvtx)) return;
+  enum { kStart, kEnd, kType, kText, kTextId, kGlobalTid, kDomain };
+  Rows rows(file_, kNvtx, {"start", "end", "eventType", "text", "textId", "globalTid", "domainId"});
+  std::string scratch, text_scratch;
+  while (rows.next()) {
+    w_.count_event();
+    if (rows.null(kType)) {
+      issue("nvtx_event_without_type", "eventType is NULL", rows);
+      continue;
+    }
+    int64_t type = rows.i64(kType);
+    auto text = [&]() -> std::optional<std::string_view> {
+      if (!rows.null(kText)) return utf8_text(rows.text(kText), text_scratch);
+      if (!rows.null(kTextId)) return string_or_placeholder(rows.i64(kTextId), scratch, rows);
+      return std::nullopt;
+    };
+    if (type == kNvtxMark) {
+      issue("nvtx_mark_skipped", text().value_or(""), rows);
+      continue;
+    }
+    if (is_nvtx_metadata(type)) continue;
+    if (type != kNvtxPushPopRange && type != kNvtxStartEndRange) {
+      issue("nvtx_unsupported_event_type", std::to_string(type), rows);
+      continue;
+    }
+    if (rows.null(kEnd) && !rows.null(kStart)) {
+      issue("nvtx_range_without_end", text().value_or(""), rows);
+      continue;
+    }
+    auto span = interval(rows, kStart, kEnd);
+    if (!span) continue;
+    RangeRow r;
+    r.kind = "nvtx";
+    r.start_ns = span->first;
+    r.dur_ns = span->second;
+    if (!rows.null(kGlobalTid)) {
+      HostIds ids = decode_global_tid(rows.i64(kGlobalTid));
+      r.pid = ids.pid;
+      r.tid = ids.tid;
+    }
+    if (auto t = text()) {
+      r.name = *t;
+    } else {
+      r.name = "<unnamed range>";
+      issue("nvtx_range_without_text", "text and textId are NULL", rows);
+    }
+    if (!torch_nvtx_ && is_torch_emit_nvtx(r.name)) torch_nvtx_ = true;
+    if (!rows.null(kDomain) && rows.i64(kDomain) != 0) {
+      int64_t domain = rows.i64(kDomain);
+      auto it = domains_.find({r.pid.value_or(-1), domain});
+      if (it != domains_.end()) {
+        r.domain = it->second;
+      } else if (auto by_id = domains_by_id_.find(domain); by_id != domains_by_id_.end() && by_id->second) {
+        r.domain = *by_id->second;
+      } else {
+        issue("nvtx_unknown_domain", std::to_string(domain), rows);
+      }
+    }
+    w_.add_range(r);
+  }
+}
+
+void ExportReader::read_memory_usage() {
+  const std::string table = "CUDA_GPU_MEMORY_USAGE_EVENTS";
+  auto columns = file_.columns(table);
+  if (columns.empty()) return;
+  enum { kStart, kDevice, kBytes, kOperation };
+  // Cumulative totals need time order; the export does not promise it.
+  Rows rows(file_, table, {"start", "deviceId", "bytes", "memoryOperationType"},
+            has_column(columns, "start") ? "ORDER BY start" : "");
+  std::map<int64_t, int64_t> allocated;
+  while (rows.next()) {
+    w_.count_event();
+    if (rows.null(kStart) || rows.null(kDevice) || rows.null(kBytes) || rows.null(kOperation)) {
+      issue("memory_event_incomplete", "start, deviceId, bytes or memoryOperationType is NULL", rows);
+      continue;
+    }
+    bool known = false;
+    const std::string& op = memory_ops_.decode(rows.i64(kOperation), known);
+    int64_t delta = 0;
+    if (op == "alloc") delta = rows.i64(kBytes);
+    else if (op == "free") delta = -rows.i64(kBytes);
+    else {
+      issue("unknown_memory_operation", std::to_string(rows.i64(kOperation)), rows);
+      continue;
+    }
+    MemorySampleRow m;
+    m.device_id = rows.i64(kDevice);
+    m.ts_ns = rows.i64(kStart);
+    m.delta_bytes = delta;
+    m.allocated_bytes = allocated[m.device_id] += delta;
+    w_.add_memory_sample(m);
+  }
+}
+
+void ExportReader::read_gpu_metrics() {
+  if (!file_.has_table("GPU_METRICS")) return;
+  std::map<std::pair<int64_t, int64_t>, std::string> by_type_and_id;
+  std::map<int64_t, std::string> by_id;
+  if (file_.has_table("TARGET_INFO_GPU_METRICS")) {
+    Rows names(file_, "TARGET_INFO_GPU_METRICS", {"typeId", "metricId", "metricName"});
+    std::string scratch;
+    while (names.next()) {
+      if (names.null(1) || names.null(2)) continue;
+      std::string name(utf8_text(names.text(2), scratch));
+      if (!names.null(0)) by_type_and_id.emplace(std::pair(names.i64(0), names.i64(1)), name);
+      by_id.emplace(names.i64(1), name);
+    }
+  }
+  enum { kTimestamp, kTypeId, kMetricId, kValue };
+  Rows rows(file_, "GPU_METRICS", {"timestamp", "typeId", "metricId", "value"});
+  std::string scratch;
+  while (rows.next()) {
+    w_.count_event();
+    if (rows.null(kTimestamp) || rows.null(kMetricId) || rows.null(kValue)) {
+      issue("gpu_metric_incomplete", "timestamp, metricId or value is NULL", rows);
+      continue;
+    }
+    CounterRow c;
+    c.ts_ns = rows.i64(kTimestamp);
+    c.value = rows.real(kValue);
+    int64_t metric = rows.i64(kMetricId);
+    opt_i64 type = rows.opt(kTypeId);
+    const std::string* name = nullptr;
+    if (type)
+      if (auto it = by_type_and_id.find({*type, metric}); it != by_type_and_id.end()) name = &it->second;
+    if (!name)
+      if (auto it = by_id.find(metric); it != by_id.end()) name = &it->second;
+    if (name) {
+      c.name = *name;
+    } else {
+      scratch = "metric " + std::to_string(metric);
+      c.name = scratch;
+      issue("gpu_metric_without_name", scratch, rows);
+    }
+    // The low byte of typeId is the nsys GPU id (TARGET_INFO_GPU.id).
+    if (type)
+      if (auto it = gpu_to_device_.find(*type & 0xFF); it != gpu_to_device_.end()) c.device_id = it->second;
+    w_.add_counter(c);
+  }
+}
+
+void ExportReader::read_contexts() {
+  // (pid, context) -> device for streams whose context ran no activity in this capture.
+  for (const std::string table : {"TARGET_INFO_CUDA_CONTEXT_INFO", "TARGET_INFO_CUDA_NULL_STREAM"}) {
+    if (!file_.has_table(table)) continue;
+    Rows rows(file_, table, {"processId", "deviceId", "contextId"});
+    while (rows.next())
+      if (!rows.null(0) && !rows.null(1) && !rows.null(2))
+        context_device_.emplace(std::pair(rows.i64(0), rows.i64(2)), rows.i64(1));
+  }
+}
+
+void ExportReader::read_streams() {
+  if (file_.has_table("TARGET_INFO_CUDA_NULL_STREAM")) {
+    Rows rows(file_, "TARGET_INFO_CUDA_NULL_STREAM", {"deviceId", "streamId"});
+    while (rows.next())
+      if (!rows.null(0) && !rows.null(1)) w_.add_stream(rows.i64(0), rows.i64(1), std::nullopt);
+  }
+  if (file_.has_table("TARGET_INFO_CUDA_STREAM")) {
+    Rows rows(file_, "TARGET_INFO_CUDA_STREAM", {"streamId", "processId", "contextId"});
+    while (rows.next()) {
+      if (rows.null(0) || rows.null(1) || rows.null(2)) continue;
+      auto it = context_device_.find({rows.i64(1), rows.i64(2)});
+      if (it == context_device_.end()) {
+        issue("stream_without_device", "stream " + std::to_string(rows.i64(0)), rows);
+        continue;
+      }
+      w_.add_stream(it->second, rows.i64(0), std::nullopt);
+    }
+  }
+  if (file_.has_table("TARGET_INFO_NVTX_CUDA_STREAM")) {
+    Rows rows(file_, "TARGET_INFO_NVTX_CUDA_STREAM", {"deviceId", "streamId", "name"});
+    std::string scratch;
+    while (rows.next())
+      if (!rows.null(0) && !rows.null(1))
+        w_.add_stream(rows.i64(0), rows.i64(1),
+                      rows.null(2) ? std::nullopt : std::optional<std::string_view>(utf8_text(rows.text(2), scratch)));
+  }
+  for (const auto& [device, stream] : streams_seen_) w_.add_stream(device, stream, std::nullopt);
+}
+
+void ExportReader::write_devices() {
+  std::map<int64_t, std::vector<ArchHint>> hints;
+  for (const auto& [device, name_id] : device_kernel_names_) {
+    const std::string* name = strings_.find(name_id);
+    if (!name) continue;
+    if (auto h = arch_hint_from_kernel_name(*name)) hints[device].push_back(*h);
+  }
+  for (int64_t device : devices_seen_) {
+    if (devices_.count(device)) continue;
+    DeviceRow d;
+    d.device_id = device;
+    std::string note;
+    if (has_gpu_table_) {
+      w_.add_issue("device_not_in_gpu_table", "device " + std::to_string(device), "table TARGET_INFO_GPU");
+    } else {
+      auto hint = combine_arch_hints(hints[device]);
+      note = "device " + std::to_string(device) + ": no GPU table in the export; ";
+      if (hint && hint->exact) {
+        d.compute_major = hint->major;
+        d.compute_minor = hint->minor;
+        note += "compute capability " + std::to_string(hint->major) + "." + std::to_string(hint->minor) +
+                " from arch-specific kernel names";
+      } else if (hint) {
+        note += "compute capability unknown (kernel names give only a lower bound of " + std::to_string(hint->major) +
+                "." + std::to_string(hint->minor) + ")";
+      } else {
+        note += "compute capability unknown";
+      }
+      w_.add_issue("device_inferred_from_kernel_names", note, "table " + kKernel);
+    }
+    devices_.emplace(device, d);
+  }
+  for (auto& [id, d] : devices_) {
+    d.vendor = "nvidia";
+    w_.add_device(d);
+  }
+}
+
+}  // namespace proflint::nsys
