@@ -61,7 +61,7 @@ Config parse_config(const std::string& text, const std::string& source) {
   }
   Config config;
   config.source = source;
-  reject_unknown_keys(root, {"tensor_cores", "iterations"}, "", source);
+  reject_unknown_keys(root, {"detectors", "iterations", "suppress", "tensor_cores"}, "", source);
   if (const auto* node = root.get("tensor_cores")) {
     const auto* table = node->as_table();
     if (!table) throw Error(fmt::format("{}: 'tensor_cores' must be a table", where(source, node->source())));
@@ -80,6 +80,66 @@ Config parse_config(const std::string& text, const std::string& source) {
       const auto* s = n->as_string();
       if (!s || s->get().empty()) throw Error(fmt::format("{}: 'iterations.key_node' must be a non-empty string", where(source, n->source())));
       config.key_node = s->get();
+    }
+  }
+  if (const auto* node = root.get("detectors")) {
+    const auto* table = node->as_table();
+    if (!table) throw Error(fmt::format("{}: 'detectors' must be a table of [detectors.<id>] tables", where(source, node->source())));
+    for (const auto& [id, sub] : *table) {
+      const auto* dt = sub.as_table();
+      if (!dt) throw Error(fmt::format("{}: 'detectors.{}' must be a table", where(source, sub.source()), id.str()));
+      DetectorConfig dc;
+      dc.where[""] = where(source, id.source());
+      for (const auto& [key, value] : *dt) {
+        std::string k(key.str());
+        dc.where[k] = where(source, key.source());
+        if (k == "enabled") {
+          if (!value.is_boolean()) throw Error(fmt::format("{}: 'detectors.{}.enabled' must be true or false", where(source, value.source()), id.str()));
+          dc.enabled = value.as_boolean()->get();
+        } else if (value.is_integer()) {
+          dc.options[k] = value.as_integer()->get();
+        } else if (value.is_floating_point()) {
+          dc.options[k] = value.as_floating_point()->get();
+        } else if (value.is_boolean()) {
+          dc.options[k] = value.as_boolean()->get();
+        } else if (value.is_string()) {
+          dc.options[k] = value.as_string()->get();
+        } else if (value.is_array()) {
+          nlohmann::json arr = nlohmann::json::array();
+          for (const auto& item : *value.as_array()) {
+            if (item.is_string()) arr.push_back(item.as_string()->get());
+            else if (item.is_integer()) arr.push_back(item.as_integer()->get());
+            else if (item.is_floating_point()) arr.push_back(item.as_floating_point()->get());
+            else throw Error(fmt::format("{}: arrays may hold strings or numbers only", where(source, item.source())));
+          }
+          dc.options[k] = arr;
+        } else {
+          throw Error(fmt::format("{}: 'detectors.{}.{}' must be a number, boolean, string or array", where(source, value.source()), id.str(), k));
+        }
+      }
+      config.detectors[std::string(id.str())] = std::move(dc);
+    }
+  }
+  if (const auto* node = root.get("suppress")) {
+    const auto* arr = node->as_array();
+    if (!arr) throw Error(fmt::format("{}: 'suppress' must be an array of tables ([[suppress]])", where(source, node->source())));
+    for (const auto& item : *arr) {
+      const auto* t = item.as_table();
+      if (!t) throw Error(fmt::format("{}: each [[suppress]] entry must be a table", where(source, item.source())));
+      reject_unknown_keys(*t, {"id", "pattern", "reason"}, "suppress", source);
+      Suppression sup;
+      sup.where = where(source, item.source());
+      auto text = [&](const char* key) -> std::string {
+        const auto* n = t->get(key);
+        if (!n) return "";
+        if (!n->is_string()) throw Error(fmt::format("{}: 'suppress.{}' must be a string", where(source, n->source()), key));
+        return n->as_string()->get();
+      };
+      sup.id = text("id");
+      sup.pattern = text("pattern");
+      sup.reason = text("reason");
+      if (sup.id.empty()) throw Error(fmt::format("{}: [[suppress]] needs an 'id'", sup.where));
+      config.suppressions.push_back(std::move(sup));
     }
   }
   return config;
@@ -112,6 +172,13 @@ std::string dump_config(const Config& config) {
     list += (list.empty() ? "" : ", ") + toml_quote(p.substring);
   }
   out += fmt::format("\n[tensor_cores]\n# kernel-name substrings checked before the built-in table\nuses = [{}]\nnot = [{}]\n", uses, nots);
+  for (const auto& [id, dc] : config.detectors) {
+    out += fmt::format("\n[detectors.{}]\n", id);
+    if (dc.enabled) out += fmt::format("enabled = {}\n", *dc.enabled ? "true" : "false");
+    for (const auto& [key, value] : dc.options.items()) out += fmt::format("{} = {}\n", key, value.dump());
+  }
+  for (const auto& sup : config.suppressions)
+    out += fmt::format("\n[[suppress]]\nid = {}\npattern = {}\nreason = {}\n", toml_quote(sup.id), toml_quote(sup.pattern), toml_quote(sup.reason));
   return out;
 }
 

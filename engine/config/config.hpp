@@ -4,18 +4,36 @@
 // name FILE:LINE:COLUMN, so a typo never silently changes nothing.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "engine/derive/derive.hpp"
 
 namespace proflint {
 
+// [detectors.<id>]: `enabled = false` turns a detector off; every other key is an option.
+struct DetectorConfig {
+  std::optional<bool> enabled;
+  nlohmann::json options = nlohmann::json::object();
+  std::map<std::string, std::string> where;  // key ('' = the table) -> "FILE:LINE:COLUMN"
+};
+
+// [[suppress]]: hide findings of `id`, optionally only those whose problem or evidence mentions
+// `pattern` (a substring, e.g. an op or kernel name); `reason` is shown in the report's notes.
+struct Suppression {
+  std::string id, pattern, reason, where;
+};
+
 struct Config {
   std::string source = "(built-in defaults)";     // the file it came from
   std::vector<TensorCorePattern> tensor_core_patterns;  // [tensor_cores] uses / not
   std::optional<std::string> key_node;             // [iterations] key_node
+  std::map<std::string, DetectorConfig> detectors;  // [detectors.<id>]
+  std::vector<Suppression> suppressions;           // [[suppress]]
 };
 
 // Parses TOML text; `source` names the file in error messages.
