@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/analysis/finding.hpp"
+#include "engine/config/config.hpp"
 #include "engine/analysis/summary.hpp"
 #include "engine/store/store.hpp"
 
@@ -17,7 +18,8 @@ namespace proflint {
 struct AnalysisOptions {
   std::set<std::string> only;   // when non-empty, run just these ids
   std::set<std::string> skip;   // ids not to run
-  std::map<std::string, nlohmann::json> detector_options;  // id -> {option: value} overrides
+  std::map<std::string, DetectorConfig> detectors;  // [detectors.<id>] from proflint.toml
+  std::vector<Suppression> suppressions;            // [[suppress]]
 };
 
 struct AnalysisResult {

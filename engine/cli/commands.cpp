@@ -2,18 +2,23 @@
 #include "engine/cli/commands.hpp"
 
 #include <SQLiteCpp/Statement.h>
+#include <fmt/format.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <algorithm>
 #include <iostream>
 #include <set>
 
 #include "engine/analysis/summary.hpp"
 #include "engine/common/error.hpp"
 #include "engine/config/config.hpp"
+#include "engine/analysis/detector.hpp"
+#include "engine/analysis/docs.hpp"
 #include "engine/analysis/runner.hpp"
+#include "engine/common/suggest.hpp"
 #include "engine/report/findings_report.hpp"
 #include "engine/report/output.hpp"
 #include "engine/report/summary_report.hpp"
@@ -84,9 +89,12 @@ int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze) {
     threshold = parse_severity(analyze.fail_on);
     if (!threshold || *threshold == Severity::info) throw Error("--fail-on must be high, medium, low or never, got '" + analyze.fail_on + "'");
   }
+  Config config = load_config(options.config_path);
   Store store = load_inputs(options.inputs, load_options(options));
   if (analyze.db_path) store.save_as(*analyze.db_path);
   AnalysisOptions ao;
+  ao.detectors = config.detectors;
+  ao.suppressions = config.suppressions;
   ao.only.insert(analyze.only.begin(), analyze.only.end());
   ao.skip.insert(analyze.skip.begin(), analyze.skip.end());
   AnalysisResult result = run_analysis(store, ao);
@@ -100,6 +108,38 @@ int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze) {
     for (const auto& f : result.findings)
       if (!f.diagnostic && f.effective_severity >= *threshold) return 1;
   }
+  return 0;
+}
+
+int cmd_rules_list(const CommonOptions& options) {
+  Config config = load_config(options.config_path);
+  std::string out = fmt::format("{:<22} {:<8} {:<9} {}\n", "ID", "SOURCE", "STATUS", "TITLE / NEEDS");
+  for (const auto& info : detector_registry()) {
+    auto detector = info.make(OptionValues(info.options, nlohmann::json::object()));
+    auto it = config.detectors.find(std::string(info.id));
+    bool enabled = it == config.detectors.end() || it->second.enabled != false;
+    std::string needs;
+    for (const auto& n : detector->needs()) needs += (needs.empty() ? "" : ", ") + n;
+    out += fmt::format("{:<22} {:<8} {:<9} {}\n{:<41}needs: {}\n", info.id, "builtin", enabled ? "enabled" : "disabled",
+                       detector->title(), "", needs.empty() ? "-" : needs);
+  }
+  write_output(options.output, out);
+  return 0;
+}
+
+int cmd_rules_explain(const CommonOptions& options, const std::string& id) {
+  std::vector<std::string> ids;
+  for (const auto& info : detector_registry()) ids.emplace_back(info.id);
+  if (std::find(ids.begin(), ids.end(), id) == ids.end()) throw Error("unknown detector or rule '" + id + "'" + did_you_mean(id, ids));
+  auto doc = detector_docs().find(id);
+  if (doc == detector_docs().end()) throw Error("internal: no documentation page for '" + id + "'");
+  std::string text = doc->second;
+  for (const auto& info : detector_registry()) {
+    if (info.id != id) continue;
+    text += "\n## Defaults in this build\n";
+    for (const auto& opt : info.options) text += fmt::format("- `{}` = {} — {}\n", opt.name, opt.default_value.dump(), opt.doc);
+  }
+  write_output(options.output, text);
   return 0;
 }
 

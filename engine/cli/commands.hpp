@@ -33,6 +33,8 @@ struct AnalyzeOptions {
   std::vector<std::string> only, skip;   // detector/rule ids
   std::optional<std::string> db_path;    // --db: also save the derived store
 };
+int cmd_rules_list(const CommonOptions& options);
+int cmd_rules_explain(const CommonOptions& options, const std::string& id);
 int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze);
 
 // Runs `body`, turning proflint::Error and library exceptions into "proflint: error: ..." on

@@ -51,6 +51,14 @@ int main(int argc, char** argv) {
   query->add_option("-o,--output", common.output, "output file (default stdout)");
   add_derive_flags(query);
 
+  std::string explain_id;
+  auto* rules = app.add_subcommand("rules", "built-in detectors and Lua rules");
+  rules->require_subcommand(1);
+  auto* rules_list = rules->add_subcommand("list", "every detector and rule: id, source, status, what it needs");
+  rules_list->add_option("--config", common.config_path, "configuration file (default ./proflint.toml)");
+  auto* rules_explain = rules->add_subcommand("explain", "print a detector's documentation");
+  rules_explain->add_option("ID", explain_id, "detector or rule id")->required();
+
   auto* config = app.add_subcommand("config", "configuration");
   config->require_subcommand(1);
   auto* config_dump = config->add_subcommand("dump", "print the effective configuration as TOML");
@@ -73,6 +81,8 @@ int main(int argc, char** argv) {
       return cmd_query(common, sql);
     }
     if (config_dump->parsed()) return cmd_config_dump(common);
+    if (rules_list->parsed()) return cmd_rules_list(common);
+    if (rules_explain->parsed()) return cmd_rules_explain(common, explain_id);
     return 2;
   });
 }

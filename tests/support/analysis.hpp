@@ -1,0 +1,29 @@
+// tests/support/analysis.hpp — running detectors on a profile from tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/analysis/runner.hpp"
+#include "engine/import/load.hpp"
+
+namespace proflint::testing {
+
+// Imports and derives `path`, then runs only detector `id` (with config-style option overrides).
+inline AnalysisResult analyze_with(const std::string& path, const std::string& id,
+                                   nlohmann::json options = nlohmann::json::object()) {
+  Store store = load_inputs({path}, LoadOptions{});
+  AnalysisOptions ao;
+  ao.only = {id};
+  if (!options.empty()) ao.detectors[id].options = options;
+  return run_analysis(store, ao);
+}
+
+inline std::vector<Finding> findings_of(const AnalysisResult& r, const std::string& id) {
+  std::vector<Finding> out;
+  for (const auto& f : r.findings)
+    if (f.id == id) out.push_back(f);
+  return out;
+}
+
+}  // namespace proflint::testing
