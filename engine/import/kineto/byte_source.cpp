@@ -1,0 +1,135 @@
+// engine/import/kineto/byte_source.cpp — plain-file and zlib-inflate byte sources.
+#include "engine/import/kineto/byte_source.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "engine/common/error.hpp"
+
+namespace proflint::kineto {
+
+size_t MemorySource::read(char* dst, size_t cap) {
+  size_t n = std::min(cap, text_.size() - pos_);
+  std::memcpy(dst, text_.data() + pos_, n);
+  pos_ += n;
+  return n;
+}
+
+namespace {
+
+struct FileCloser {
+  void operator()(std::FILE* f) const {
+    if (f) std::fclose(f);
+  }
+};
+using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
+
+class FileSource final : public ByteSource {
+ public:
+  FileSource(std::string path, FilePtr file) : path_(std::move(path)), file_(std::move(file)) {}
+  size_t read(char* dst, size_t cap) override {
+    size_t n = std::fread(dst, 1, cap, file_.get());
+    if (n == 0 && std::ferror(file_.get()))
+      throw input_error(path_, "byte " + std::to_string(pos_), std::string("read failed: ") + std::strerror(errno));
+    pos_ += n;
+    return n;
+  }
+  uint64_t file_bytes_read() const override { return pos_; }
+
+ private:
+  std::string path_;
+  FilePtr file_;
+  uint64_t pos_ = 0;
+};
+
+// zlib's inflate in chunks (windowBits 15+32: gzip or zlib header, detected by zlib itself).
+class GzipSource final : public ByteSource {
+ public:
+  GzipSource(std::string path, FilePtr file) : path_(std::move(path)), file_(std::move(file)), in_(1 << 20) {
+    std::memset(&zs_, 0, sizeof zs_);
+    if (inflateInit2(&zs_, 15 + 32) != Z_OK) throw Error("internal: zlib inflateInit2 failed");
+  }
+  ~GzipSource() override { inflateEnd(&zs_); }
+
+  size_t read(char* dst, size_t cap) override {
+    if (done_ || cap == 0) return 0;
+    const size_t want = std::min<size_t>(cap, 1u << 30);
+    zs_.next_out = reinterpret_cast<Bytef*>(dst);
+    zs_.avail_out = static_cast<uInt>(want);
+    while (zs_.avail_out > 0) {
+      if (zs_.avail_in == 0) {
+        size_t n = std::fread(in_.data(), 1, in_.size(), file_.get());
+        if (n == 0) {
+          if (std::ferror(file_.get()))
+            throw input_error(path_, "byte " + std::to_string(consumed()), std::string("read failed: ") + std::strerror(errno));
+          if (!member_ended_)
+            throw input_error(path_, "byte " + std::to_string(consumed()),
+                              "gzip data ends early (file truncated?): expected the rest of the compressed stream");
+          done_ = true;
+          break;
+        }
+        file_pos_ += n;
+        zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
+        zs_.avail_in = static_cast<uInt>(n);
+      }
+      if (member_ended_) {
+        // Another gzip member follows (concatenated .gz), or trailing garbage we tolerate only
+        // when it is zero padding.
+        if (only_zeros(zs_.next_in, zs_.avail_in)) {
+          zs_.avail_in = 0;
+          continue;
+        }
+        inflateReset(&zs_);
+        member_ended_ = false;
+      }
+      int rc = inflate(&zs_, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {
+        member_ended_ = true;
+        continue;
+      }
+      if (rc == Z_BUF_ERROR && zs_.avail_in == 0) continue;  // needs more input
+      if (rc != Z_OK) {
+        throw input_error(path_, "byte " + std::to_string(consumed()),
+                          std::string("corrupt gzip data (") + (zs_.msg ? zs_.msg : "inflate error") +
+                              "): expected a valid gzip stream");
+      }
+    }
+    return want - zs_.avail_out;
+  }
+  uint64_t file_bytes_read() const override { return consumed(); }
+
+ private:
+  uint64_t consumed() const { return file_pos_ - zs_.avail_in; }
+  static bool only_zeros(const Bytef* p, size_t n) {
+    for (size_t i = 0; i < n; ++i)
+      if (p[i] != 0) return false;
+    return true;
+  }
+
+  std::string path_;
+  FilePtr file_;
+  std::vector<char> in_;
+  z_stream zs_;
+  uint64_t file_pos_ = 0;
+  bool member_ended_ = false;
+  bool done_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<ByteSource> open_byte_source(const std::string& path) {
+  FilePtr file(std::fopen(path.c_str(), "rb"));
+  if (!file) throw input_error(path, "", std::string("cannot open: ") + std::strerror(errno));
+  unsigned char magic[2] = {};
+  size_t n = std::fread(magic, 1, 2, file.get());
+  std::rewind(file.get());
+  if (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b) return std::make_unique<GzipSource>(path, std::move(file));
+  return std::make_unique<FileSource>(path, std::move(file));
+}
+
+}  // namespace proflint::kineto

@@ -1,0 +1,74 @@
+// engine/import/kineto/event_parser.hpp — one traceEvents element (raw JSON text) to plain fields.
+//
+// The parser knows JSON and Kineto's key spellings (both cases of `External id`, `Input dims`,
+// string or int pids...), nothing about fact rows: kineto_importer.cpp decides what each event
+// becomes. All string_views point into the parser's buffers and live until the next parse().
+#pragma once
+
+#include <simdjson.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace proflint::kineto {
+
+using opt_i64 = std::optional<int64_t>;
+
+// A pid or tid: an int in most traces, a string in others ("25738", "stream 7", "Spans").
+struct EventId {
+  bool present = false;
+  opt_i64 number;         // the integer it denotes, when it denotes one
+  std::string_view text;  // the raw token (for messages)
+};
+
+struct KinetoEvent {
+  std::string_view ph;  // empty when absent
+  std::string_view cat;
+  bool has_cat = false;
+  std::string_view name;
+  EventId pid, tid;
+  std::string_view ts, dur;  // raw number text; empty when absent
+  bool has_ts = false, has_dur = false;
+  opt_i64 flow_id;  // 'id' of flow events
+  bool has_flow_id = false;
+
+  // args
+  opt_i64 device, stream, correlation, external_id;
+  std::array<opt_i64, 3> grid, block;
+  opt_i64 registers_per_thread, shared_memory, bytes;
+  opt_i64 sequence_number, fwd_thread_id;
+  opt_i64 device_type, device_id, total_allocated, total_reserved, mem_bytes;  // [memory] events
+  std::string_view input_dims, input_types, call_stack, module_hierarchy;
+  bool has_input_dims = false, has_input_types = false, has_call_stack = false, has_module = false;
+  std::string_view sync_kind;     // cuda_sync_kind
+  std::string_view meta_name;     // args.name of 'M' events
+  std::string_view meta_labels;   // args.labels of process_labels
+  bool has_meta_name = false;
+  // Numeric args, kept only for counter-like events (ph 'C', cuda_profiler_range) or when args
+  // come before ph/cat in the object.
+  std::vector<std::pair<std::string_view, double>> numeric_args;
+  bool numeric_args_kept = false;
+
+  void reset();
+};
+
+enum class ParseStatus { ok, invalid_json, not_an_object };
+
+class EventParser {
+ public:
+  EventParser();
+  // Parses `size` bytes at `data`; at least SIMDJSON_PADDING bytes after them must be readable.
+  // On failure `error` says what simdjson reported.
+  ParseStatus parse(const char* data, size_t size, KinetoEvent& event, std::string_view& error);
+
+ private:
+  simdjson::error_code parse_args(simdjson::ondemand::value args, KinetoEvent& event);
+  simdjson::ondemand::parser parser_;
+  const char* doc_end_ = nullptr;
+};
+
+}  // namespace proflint::kineto

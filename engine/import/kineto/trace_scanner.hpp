@@ -1,0 +1,54 @@
+// engine/import/kineto/trace_scanner.hpp — walks the outer JSON of a Chrome trace without a DOM.
+//
+// A Kineto file is one object (or, in Jan-2021 traces, one bare array) whose `traceEvents` array
+// can hold tens of millions of small objects. The scanner tracks only strings, escapes and
+// nesting depth, byte by byte, and hands each event's raw text to a handler; the other top-level
+// values are handed over whole only when the handler asks for them (deviceProperties,
+// distributedInfo, ...). Memory is one buffer holding the largest single event, never the file.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "engine/import/kineto/byte_source.hpp"
+
+namespace proflint::kineto {
+
+// Bytes readable after the end of every event handed to on_event (simdjson reads ahead).
+inline constexpr size_t kEventPadding = 64;
+
+class ScanHandler {
+ public:
+  virtual ~ScanHandler() = default;
+  // Whether the raw text of the top-level value under `key` is wanted. Others are skipped
+  // without being buffered, whatever their size (TraceLens `metadata`, `INFO` logs...).
+  virtual bool wants_top_level(std::string_view key) = 0;
+  virtual void on_top_level(std::string_view key, std::string_view value, uint64_t offset) = 0;
+  // One element of traceEvents (or of a bare top-level array), starting at byte `offset` of the
+  // (decompressed) input. At least kEventPadding bytes after data + size are readable.
+  virtual void on_event(const char* data, size_t size, uint64_t offset) = 0;
+  // An element or wanted value larger than the limit: skipped, never buffered.
+  virtual void on_oversized(std::string_view what, uint64_t offset, uint64_t size) = 0;
+};
+
+enum class TopShape { object, array };
+
+struct ScanResult {
+  TopShape shape = TopShape::object;
+  bool has_trace_events = false;  // an object with a traceEvents array (always false for a bare array)
+  uint64_t elements = 0;          // events handed over (including oversized ones)
+  uint64_t bytes = 0;             // decompressed bytes scanned
+};
+
+struct ScanLimits {
+  size_t initial_buffer = size_t{4} << 20;
+  size_t max_value = size_t{64} << 20;  // largest single event or wanted top-level value kept
+};
+
+// Scans the whole input. Throws proflint::Error naming `path` and the byte offset when the input
+// is not JSON of the expected shape or ends early (truncated file).
+ScanResult scan_trace(ByteSource& source, const std::string& path, ScanHandler& handler, ScanLimits limits = {});
+
+}  // namespace proflint::kineto
