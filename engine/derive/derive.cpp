@@ -1,5 +1,92 @@
-// TEMPORARY stub, replaced by the real derivation.
+// engine/derive/derive.cpp — derive_all: runs the derivation steps on each trace, in order.
+//
+// Per trace, in one transaction: load -> nest ranges -> classify ranges and kernels -> GPU work to
+// API calls -> iterations -> ops -> API calls and GPU work to ops -> iteration assignment -> op
+// aggregates -> breakdown -> write. Each step's rules live in its own file (see docs/derivation.md).
 #include "engine/derive/derive.hpp"
+
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+
+#include <unordered_map>
+
+#include "engine/common/error.hpp"
+#include "engine/derive/breakdown.hpp"
+#include "engine/derive/categories.hpp"
+#include "engine/derive/correlation.hpp"
+#include "engine/derive/iterations.hpp"
+#include "engine/derive/ops.hpp"
+#include "engine/derive/store_io.hpp"
+#include "engine/derive/tensor_cores.hpp"
+
 namespace proflint {
-void derive_all(Store&, const DeriveOptions&, bool) {}
+
+namespace {
+
+// Tensor Core use and category once per distinct kernel name (names repeat millions of times).
+void classify_kernels(TraceData& t) {
+  struct Verdict {
+    bool tensor_core;
+    std::string_view category;
+  };
+  std::unordered_map<int64_t, Verdict> by_name;
+  std::span<const TensorCorePattern> extra;
+  if (t.options) extra = t.options->extra_tensor_core_patterns;
+  for (auto& g : t.gpu) {
+    if (g.kind != GpuKind::kernel) continue;
+    auto it = by_name.find(g.name_id);
+    if (it == by_name.end()) {
+      const std::string& name = t.text(g.name_id);
+      it = by_name.emplace(g.name_id, Verdict{classify_tensor_core(name, extra).uses_tensor_cores, kernel_category(name)}).first;
+    }
+    g.tensor_core = it->second.tensor_core;
+    g.category = it->second.category;
+  }
 }
+
+void derive_trace(Store& store, int64_t trace_id, const DeriveOptions& options) {
+  SQLite::Transaction tx(store.db());
+  clear_derived(store, trace_id);
+  TraceData t = load_trace(store, trace_id);
+  t.options = &options;
+  nest_ranges(t);
+  classify_ranges(t);
+  classify_kernels(t);
+  correlate_gpu_to_api(t);
+  detect_iterations(t);
+  build_ops(t);
+  attribute_api_to_ops(t);
+  attribute_gpu_to_ops(t);
+  assign_iterations(t);
+  aggregate_op_gpu_time(t);
+  auto breakdown = compute_breakdown(t);
+  write_trace(store, t, breakdown);
+  tx.commit();
+}
+
+}  // namespace
+
+void derive_all(Store& store, const DeriveOptions& options, bool force) {
+  store.create_indexes();
+  // Indexes on derived columns would be updated row by row while we write those columns;
+  // building them once afterwards is several times faster.
+  store.db().exec("DROP INDEX IF EXISTS kernel_by_op; DROP INDEX IF EXISTS op_by_range; DROP INDEX IF EXISTS op_by_name;");
+  std::vector<std::pair<int64_t, std::string>> traces;
+  {
+    SQLite::Statement q(store.db(), force ? "SELECT trace_id, path FROM trace ORDER BY trace_id"
+                                          : "SELECT trace_id, path FROM trace WHERE iteration_source IS NULL ORDER BY trace_id");
+    while (q.executeStep()) traces.emplace_back(q.getColumn(0).getInt64(), q.getColumn(1).getString());
+  }
+  for (const auto& [trace_id, path] : traces) {
+    try {
+      derive_trace(store, trace_id, options);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw input_error(path, "derivation", e.what());
+    }
+  }
+  store.create_indexes();
+}
+
+}  // namespace proflint

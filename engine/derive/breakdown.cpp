@@ -1,0 +1,111 @@
+// engine/derive/breakdown.cpp — the priority sweep over GPU and host activity (rules in breakdown.hpp).
+#include "engine/derive/breakdown.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace proflint {
+
+namespace {
+
+enum Category : int { kKernelTc, kKernelOther, kCommunication, kMemcpy, kMemset, kRuntime, kDataloader, kCpu, kIdle };
+
+int gpu_category(const GpuRec& g) {
+  if (g.kind == GpuKind::memcpy) return kMemcpy;
+  if (g.kind == GpuKind::memset) return kMemset;
+  if (g.category == "communication") return kCommunication;
+  return g.tensor_core ? kKernelTc : kKernelOther;
+}
+
+bool counts_as_cpu(const RangeRec& r) {
+  if (r.iteration_marker || r.marker == MarkerKind::profiler_step) return false;
+  return r.kind == RangeKind::cpu_op || r.kind == RangeKind::user_annotation || r.kind == RangeKind::nvtx ||
+         r.kind == RangeKind::other;
+}
+
+int64_t device_of(const GpuRec& g) { return g.device_id == kNone ? 0 : g.device_id; }
+
+}  // namespace
+
+bool iteration_selected(const DeriveOptions* o, int64_t k) {
+  if (!o || (!o->iter_start && !o->iter_stop)) return true;
+  if (k < 0) return false;
+  if (o->iter_start && k < *o->iter_start) return false;
+  if (o->iter_stop && k > *o->iter_stop) return false;
+  return true;
+}
+
+std::vector<Interval> iteration_windows(const TraceData& t) {
+  std::vector<Interval> out;
+  int64_t prev_end = INT64_MIN;
+  for (const auto& it : t.iterations) {
+    int64_t start = std::max(it.start, prev_end);
+    int64_t end = std::max({it.end, it.gpu_end == kNone ? it.end : it.gpu_end, start});
+    out.push_back({start, end});
+    prev_end = end;
+  }
+  return out;
+}
+
+std::vector<BreakdownRow> compute_breakdown(const TraceData& t) {
+  // Capture window: the trace's own, else the extent of what was loaded.
+  int64_t lo = t.start_ns, hi = t.end_ns;
+  if (lo == kNone || hi == kNone) {
+    lo = INT64_MAX;
+    hi = INT64_MIN;
+    auto see = [&](int64_t s, int64_t e) { lo = std::min(lo, s); hi = std::max(hi, e); };
+    for (const auto& r : t.ranges) see(r.start, r.end);
+    for (const auto& a : t.apis) see(a.start, a.end);
+    for (const auto& g : t.gpu) see(g.start, g.end);
+    if (lo > hi) lo = hi = 0;
+  }
+  std::vector<std::pair<int64_t, Interval>> windows;  // (iteration, window)
+  auto iter_windows = iteration_windows(t);
+  bool restricted = t.options && (t.options->iter_start || t.options->iter_stop);
+  Interval whole{lo, hi};
+  if (restricted) {
+    whole = {0, 0};
+    bool any = false;
+    for (size_t k = 0; k < iter_windows.size(); ++k) {
+      if (!iteration_selected(t.options, static_cast<int64_t>(k))) continue;
+      whole = any ? Interval{std::min(whole.start, iter_windows[k].start), std::max(whole.end, iter_windows[k].end)} : iter_windows[k];
+      any = true;
+    }
+  }
+  windows.push_back({-1, whole});
+  for (size_t k = 0; k < iter_windows.size(); ++k)
+    if (iteration_selected(t.options, static_cast<int64_t>(k))) windows.push_back({static_cast<int64_t>(k), iter_windows[k]});
+
+  std::set<int64_t> devices;
+  for (const auto& g : t.gpu) devices.insert(device_of(g));
+  if (devices.empty()) devices.insert(-1);
+
+  std::vector<BreakdownRow> rows;
+  for (int64_t device : devices) {
+    std::vector<CategorizedInterval> intervals;
+    std::set<int64_t> host_pids;
+    for (const auto& g : t.gpu) {
+      if (device_of(g) != device) continue;
+      intervals.push_back({g.start, g.end, gpu_category(g)});
+      if (g.api >= 0) host_pids.insert(t.apis[static_cast<size_t>(g.api)].pid);
+    }
+    // Host activity of the processes that drove this device (all processes when unknown).
+    auto host = [&](int64_t pid) { return host_pids.empty() || pid == kNone || host_pids.contains(pid); };
+    for (const auto& a : t.apis)
+      if (host(a.pid)) intervals.push_back({a.start, a.end, kRuntime});
+    for (const auto& r : t.ranges) {
+      if (!host(r.pid)) continue;
+      if (r.marker == MarkerKind::dataloader) intervals.push_back({r.start, r.end, kDataloader});
+      else if (counts_as_cpu(r)) intervals.push_back({r.start, r.end, kCpu});
+    }
+    PrioritySweep sweep(intervals, kIdle, kIdle);
+    for (const auto& [iteration, window] : windows) {
+      auto totals = sweep.totals(window);
+      for (size_t c = 0; c < kBreakdownCategories.size(); ++c)
+        rows.push_back({device, iteration, kBreakdownCategories[c], totals[c]});
+    }
+  }
+  return rows;
+}
+
+}  // namespace proflint

@@ -1,0 +1,164 @@
+// engine/derive/correlation.cpp — linking GPU work, API calls and ops with sorted sweeps.
+#include "engine/derive/correlation.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "engine/derive/ops.hpp"
+
+namespace proflint {
+
+namespace {
+
+struct CorrKey {
+  int64_t correlation_id;
+  int64_t pid;
+  int64_t start;
+  int64_t api;  // index
+};
+
+// Among several candidate calls, the latest one starting at or before `t` (the launch precedes
+// its work); nested duplicate rows (nsys 2022 'cudaMalloc' around 'cudaMalloc_v3020') resolve to
+// the inner, later-starting one.
+int64_t latest_before(const std::vector<CorrKey>& keys, size_t lo, size_t hi, int64_t t, int64_t pid) {
+  int64_t best = -1, best_start = INT64_MIN, fallback = -1;
+  for (size_t i = lo; i < hi; ++i) {
+    if (pid != kNone && keys[i].pid != pid) continue;
+    if (fallback < 0) fallback = keys[i].api;
+    if (keys[i].start <= t && keys[i].start >= best_start) {
+      best = keys[i].api;
+      best_start = keys[i].start;
+    }
+  }
+  return best >= 0 ? best : fallback;
+}
+
+std::unordered_map<int64_t, int64_t> ops_by_external_id(const TraceData& t) {
+  std::unordered_map<int64_t, int64_t> out;
+  for (size_t i = 0; i < t.ops.size(); ++i) {
+    const auto& op = t.ops[i];
+    if (op.range < 0) continue;
+    int64_t ext = t.ranges[static_cast<size_t>(op.range)].external_id;
+    if (ext != kNone) out.emplace(ext, static_cast<int64_t>(i));
+  }
+  return out;
+}
+
+}  // namespace
+
+void correlate_gpu_to_api(TraceData& t) {
+  std::vector<CorrKey> keys;
+  keys.reserve(t.apis.size());
+  for (size_t i = 0; i < t.apis.size(); ++i) {
+    const auto& a = t.apis[i];
+    if (a.correlation_id != kNone) keys.push_back({a.correlation_id, a.pid, a.start, static_cast<int64_t>(i)});
+  }
+  std::sort(keys.begin(), keys.end(), [](const CorrKey& a, const CorrKey& b) {
+    if (a.correlation_id != b.correlation_id) return a.correlation_id < b.correlation_id;
+    if (a.pid != b.pid) return a.pid < b.pid;
+    return a.start < b.start;
+  });
+  for (auto& g : t.gpu) {
+    g.api = -1;
+    if (g.correlation_id == kNone) continue;
+    auto lo = std::lower_bound(keys.begin(), keys.end(), g.correlation_id,
+                               [](const CorrKey& k, int64_t c) { return k.correlation_id < c; });
+    auto hi = std::upper_bound(lo, keys.end(), g.correlation_id,
+                               [](int64_t c, const CorrKey& k) { return c < k.correlation_id; });
+    if (lo == hi) continue;
+    size_t l = static_cast<size_t>(lo - keys.begin()), h = static_cast<size_t>(hi - keys.begin());
+    int64_t api = -1;
+    if (g.pid != kNone) api = latest_before(keys, l, h, g.start, g.pid);
+    if (api < 0) api = h - l == 1 ? keys[l].api : latest_before(keys, l, h, g.start, kNone);
+    g.api = api;
+    if (api >= 0) t.apis[static_cast<size_t>(api)].launches = true;
+  }
+}
+
+void attribute_api_to_ops(TraceData& t) {
+  // Ranges are sorted by (side, pid, tid, start); API calls by (pid, tid, start). Walk both per thread.
+  const auto& ranges = t.ranges;
+  size_t ri = 0;
+  std::vector<size_t> stack;  // op ranges open at the current time, outermost first
+  int64_t cur_pid = kNone, cur_tid = kNone;
+  bool first = true;
+  auto ext_map = ops_by_external_id(t);
+  for (auto& a : t.apis) {
+    if (first || a.pid != cur_pid || a.tid != cur_tid) {
+      first = false;
+      cur_pid = a.pid;
+      cur_tid = a.tid;
+      stack.clear();
+      // Jump to this thread's host ranges (host ranges sort before GPU-side annotations).
+      ri = static_cast<size_t>(std::lower_bound(ranges.begin(), ranges.end(), std::pair{cur_pid, cur_tid},
+                                                [](const RangeRec& r, const std::pair<int64_t, int64_t>& key) {
+                                                  if (r.kind == RangeKind::gpu_user_annotation) return false;
+                                                  if (r.pid != key.first) return r.pid < key.first;
+                                                  return r.tid < key.second;
+                                                }) -
+                               ranges.begin());
+    }
+    for (; ri < ranges.size() && ranges[ri].kind != RangeKind::gpu_user_annotation && ranges[ri].pid == cur_pid &&
+           ranges[ri].tid == cur_tid && ranges[ri].start <= a.start;
+         ++ri) {
+      if (ranges[ri].op < 0) continue;
+      while (!stack.empty() && ranges[stack.back()].end <= ranges[ri].start) stack.pop_back();
+      stack.push_back(ri);
+    }
+    while (!stack.empty() && ranges[stack.back()].end <= a.start) stack.pop_back();
+    a.op = -1;
+    // The innermost open op; a partially overlapping top that already ended is skipped above.
+    for (size_t k = stack.size(); k-- > 0;) {
+      if (ranges[stack[k]].end > a.start) {
+        a.op = ranges[stack[k]].op;
+        break;
+      }
+    }
+    if (a.op < 0 && a.external_id != kNone) {
+      if (auto it = ext_map.find(a.external_id); it != ext_map.end()) a.op = it->second;
+    }
+  }
+}
+
+void attribute_gpu_to_ops(TraceData& t) {
+  auto ext_map = ops_by_external_id(t);
+  std::unordered_map<std::string, int64_t> unassociated;
+  auto unassociated_op = [&](const std::string& what, int64_t start, int64_t end) {
+    std::string name = "unassociated:" + what;
+    auto [it, inserted] = unassociated.emplace(name, static_cast<int64_t>(t.ops.size()));
+    if (inserted) {
+      OpRec op;
+      op.name_id = t.intern(name);
+      op.op_type = "unassociated";
+      op.pass = "other";
+      op.path = "/" + name;
+      op.start = start;
+      op.dur = end - start;
+      t.ops.push_back(std::move(op));
+    } else {
+      auto& op = t.ops[static_cast<size_t>(it->second)];
+      int64_t op_end = std::max(op.start + op.dur, end);
+      op.start = std::min(op.start, start);
+      op.dur = op_end - op.start;
+    }
+    return it->second;
+  };
+  for (auto& g : t.gpu) {
+    g.op = -1;
+    if (g.api >= 0) g.op = t.apis[static_cast<size_t>(g.api)].op;
+    if (g.op < 0 && g.external_id != kNone) {
+      if (auto it = ext_map.find(g.external_id); it != ext_map.end()) g.op = it->second;
+    }
+    if (g.op >= 0) continue;
+    if (g.api >= 0) {
+      auto& a = t.apis[static_cast<size_t>(g.api)];
+      g.op = unassociated_op(t.text(a.name_id), a.start, a.end);
+      a.op = g.op;
+    } else {
+      std::string what = g.kind == GpuKind::memcpy ? "memcpy" : g.kind == GpuKind::memset ? "memset" : std::string(g.category);
+      g.op = unassociated_op(what, g.start, g.end);
+    }
+  }
+}
+
+}  // namespace proflint

@@ -1,0 +1,138 @@
+// engine/derive/intervals.hpp — pure interval math: union (DLProf "flatten"), intersection, priority sweep.
+//
+// Everything works on half-open [start, end) nanosecond intervals so that touching intervals do
+// not overlap and lengths add up exactly. Empty or inverted intervals are ignored everywhere.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace proflint {
+
+struct Interval {
+  int64_t start = 0;
+  int64_t end = 0;  // exclusive
+  int64_t length() const { return end > start ? end - start : 0; }
+  friend bool operator==(const Interval&, const Interval&) = default;
+};
+
+// Sorted, disjoint union of `intervals` (touching intervals merge).
+inline std::vector<Interval> union_intervals(std::vector<Interval> intervals) {
+  std::erase_if(intervals, [](const Interval& i) { return i.end <= i.start; });
+  std::sort(intervals.begin(), intervals.end(),
+            [](const Interval& a, const Interval& b) { return a.start < b.start || (a.start == b.start && a.end < b.end); });
+  std::vector<Interval> out;
+  for (const auto& i : intervals) {
+    if (!out.empty() && i.start <= out.back().end) {
+      out.back().end = std::max(out.back().end, i.end);
+    } else {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+// Total length covered by a sorted, disjoint list (the output of union_intervals).
+inline int64_t total_length(const std::vector<Interval>& disjoint) {
+  int64_t total = 0;
+  for (const auto& i : disjoint) total += i.length();
+  return total;
+}
+
+// Intersection of two sorted, disjoint lists; a single linear merge.
+inline std::vector<Interval> intersect_intervals(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::vector<Interval> out;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    int64_t s = std::max(a[i].start, b[j].start);
+    int64_t e = std::min(a[i].end, b[j].end);
+    if (s < e) out.push_back({s, e});
+    if (a[i].end < b[j].end) ++i; else ++j;
+  }
+  return out;
+}
+
+// Length of a sorted, disjoint list inside [window.start, window.end).
+inline int64_t length_within(const std::vector<Interval>& disjoint, Interval window) {
+  int64_t total = 0;
+  auto it = std::lower_bound(disjoint.begin(), disjoint.end(), window.start,
+                             [](const Interval& i, int64_t t) { return i.end <= t; });
+  for (; it != disjoint.end() && it->start < window.end; ++it)
+    total += std::max<int64_t>(0, std::min(it->end, window.end) - std::max(it->start, window.start));
+  return total;
+}
+
+// An interval tagged with a category; lower category numbers win where intervals overlap.
+struct CategorizedInterval {
+  int64_t start = 0;
+  int64_t end = 0;
+  int category = 0;
+};
+
+// Priority sweep: partitions the time line into segments, each owned by the highest-priority
+// (lowest-numbered) category active there, or by `idle_category` where nothing is active. Built
+// once in O(n log n); `totals(window)` then answers any window in O(log n + segments inside), and
+// the returned per-category times always add up to exactly the window length.
+class PrioritySweep {
+ public:
+  PrioritySweep(const std::vector<CategorizedInterval>& intervals, int category_count, int idle_category)
+      : category_count_(category_count), idle_(idle_category) {
+    struct Edge {
+      int64_t t;
+      int category;
+      int delta;
+    };
+    std::vector<Edge> edges;
+    edges.reserve(intervals.size() * 2);
+    for (const auto& i : intervals) {
+      if (i.end <= i.start || i.category < 0 || i.category >= category_count) continue;
+      edges.push_back({i.start, i.category, +1});
+      edges.push_back({i.end, i.category, -1});
+    }
+    std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.t < b.t; });
+    std::vector<int64_t> active(static_cast<size_t>(category_count), 0);
+    size_t k = 0;
+    while (k < edges.size()) {
+      int64_t t = edges[k].t;
+      for (; k < edges.size() && edges[k].t == t; ++k) active[static_cast<size_t>(edges[k].category)] += edges[k].delta;
+      int top = idle_;
+      for (int c = 0; c < category_count; ++c) {
+        if (active[static_cast<size_t>(c)] > 0) {
+          top = c;
+          break;
+        }
+      }
+      if (starts_.empty() || owners_.back() != top) {
+        starts_.push_back(t);
+        owners_.push_back(top);
+      }
+    }
+  }
+
+  // Time per category (indexed by category) inside [window.start, window.end).
+  std::vector<int64_t> totals(Interval window) const {
+    std::vector<int64_t> out(static_cast<size_t>(std::max(category_count_, idle_ + 1)), 0);
+    if (window.end <= window.start) return out;
+    // Segment i covers [starts_[i], starts_[i+1]); before the first start everything is idle.
+    auto it = std::upper_bound(starts_.begin(), starts_.end(), window.start);
+    size_t i = static_cast<size_t>(it - starts_.begin());  // first segment starting after window.start
+    int64_t t = window.start;
+    int owner = i == 0 ? idle_ : owners_[i - 1];
+    while (t < window.end) {
+      int64_t next = i < starts_.size() ? std::min(starts_[i], window.end) : window.end;
+      out[static_cast<size_t>(owner)] += next - t;
+      t = next;
+      if (i < starts_.size()) owner = owners_[i++];
+    }
+    return out;
+  }
+
+ private:
+  int category_count_;
+  int idle_;
+  std::vector<int64_t> starts_;
+  std::vector<int> owners_;
+};
+
+}  // namespace proflint

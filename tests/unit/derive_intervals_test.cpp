@@ -1,0 +1,91 @@
+// tests/unit/derive_intervals_test.cpp — union, intersection and the priority sweep.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "engine/derive/intervals.hpp"
+
+namespace proflint {
+namespace {
+
+int64_t sum(const std::vector<int64_t>& v) { return std::accumulate(v.begin(), v.end(), int64_t{0}); }
+
+TEST(DeriveIntervals, UnionMergesOverlappingAndTouchingAndDropsEmpty) {
+  auto u = union_intervals({{10, 20}, {0, 5}, {15, 30}, {30, 35}, {40, 40}, {50, 45}, {60, 70}});
+  ASSERT_EQ(u.size(), 3u);
+  EXPECT_EQ(u[0], (Interval{0, 5}));
+  EXPECT_EQ(u[1], (Interval{10, 35}));
+  EXPECT_EQ(u[2], (Interval{60, 70}));
+  EXPECT_EQ(total_length(u), 5 + 25 + 10);
+}
+
+TEST(DeriveIntervals, IntersectionOfTwoUnions) {
+  auto a = union_intervals({{0, 10}, {20, 30}});
+  auto b = union_intervals({{5, 25}, {28, 40}});
+  auto i = intersect_intervals(a, b);
+  ASSERT_EQ(i.size(), 3u);
+  EXPECT_EQ(i[0], (Interval{5, 10}));
+  EXPECT_EQ(i[1], (Interval{20, 25}));
+  EXPECT_EQ(i[2], (Interval{28, 30}));
+  EXPECT_TRUE(intersect_intervals(a, {}).empty());
+}
+
+TEST(DeriveIntervals, LengthWithinAWindowClipsBothEnds) {
+  auto u = union_intervals({{0, 10}, {20, 30}, {40, 50}});
+  EXPECT_EQ(length_within(u, {5, 45}), 5 + 10 + 5);
+  EXPECT_EQ(length_within(u, {10, 20}), 0);
+  EXPECT_EQ(length_within(u, {-100, 100}), 30);
+}
+
+TEST(DeriveIntervals, PrioritySweepGivesEachInstantToTheHighestPriority) {
+  // Categories: 0 beats 1 beats 2; 3 is idle.
+  PrioritySweep sweep({{0, 100, 2}, {10, 30, 1}, {20, 40, 0}, {60, 70, 1}}, 3, 3);
+  auto t = sweep.totals({0, 100});
+  EXPECT_EQ(t[0], 20);       // [20, 40)
+  EXPECT_EQ(t[1], 10 + 10);  // [10, 20) and [60, 70)
+  EXPECT_EQ(t[2], 100 - 40);
+  EXPECT_EQ(t[3], 0);
+  EXPECT_EQ(sum(t), 100);
+}
+
+TEST(DeriveIntervals, PrioritySweepCountsGapsAndTimeOutsideAllIntervalsAsIdle) {
+  PrioritySweep sweep({{10, 20, 0}, {30, 40, 1}}, 2, 2);
+  auto t = sweep.totals({0, 50});
+  EXPECT_EQ(t[0], 10);
+  EXPECT_EQ(t[1], 10);
+  EXPECT_EQ(t[2], 30);
+  auto before = sweep.totals({-20, 5});
+  EXPECT_EQ(before[2], 25);
+  auto inside = sweep.totals({15, 35});  // starts inside a segment
+  EXPECT_EQ(inside[0], 5);
+  EXPECT_EQ(inside[1], 5);
+  EXPECT_EQ(inside[2], 10);
+}
+
+TEST(DeriveIntervals, PrioritySweepHandlesNestedSameCategoryAndEmptyWindows) {
+  PrioritySweep sweep({{0, 100, 1}, {10, 20, 1}, {20, 30, 0}, {25, 25, 0}}, 2, 2);
+  auto t = sweep.totals({0, 100});
+  EXPECT_EQ(t[0], 10);
+  EXPECT_EQ(t[1], 90);
+  EXPECT_EQ(sum(sweep.totals({50, 50})), 0);
+  PrioritySweep empty({}, 2, 2);
+  EXPECT_EQ(empty.totals({0, 7})[2], 7);
+}
+
+TEST(DeriveIntervals, PrioritySweepSumsExactlyOverManyRandomWindows) {
+  std::vector<CategorizedInterval> v;
+  uint64_t x = 12345;
+  auto next = [&] { x = x * 6364136223846793005ULL + 1442695040888963407ULL; return static_cast<int64_t>(x >> 40); };
+  for (int i = 0; i < 2000; ++i) {
+    int64_t s = next() % 100000;
+    v.push_back({s, s + next() % 500, static_cast<int>(next() % 8)});
+  }
+  PrioritySweep sweep(v, 8, 8);
+  for (int i = 0; i < 200; ++i) {
+    int64_t a = next() % 120000 - 10000, b = a + next() % 20000;
+    EXPECT_EQ(sum(sweep.totals({a, b})), b - a);
+  }
+}
+
+}  // namespace
+}  // namespace proflint
