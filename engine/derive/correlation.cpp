@@ -68,8 +68,10 @@ void correlate_gpu_to_api(TraceData& t) {
     if (lo == hi) continue;
     size_t l = static_cast<size_t>(lo - keys.begin()), h = static_cast<size_t>(hi - keys.begin());
     int64_t api = -1;
+    // Correlation ids are per process: when the GPU row names its process (nsys), never match a
+    // call of another process, even if the id is unique (its real launch may predate the capture).
     if (g.pid != kNone) api = latest_before(keys, l, h, g.start, g.pid);
-    if (api < 0) api = h - l == 1 ? keys[l].api : latest_before(keys, l, h, g.start, kNone);
+    else api = h - l == 1 ? keys[l].api : latest_before(keys, l, h, g.start, kNone);
     g.api = api;
     if (api >= 0) t.apis[static_cast<size_t>(api)].launches = true;
   }

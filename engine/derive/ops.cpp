@@ -182,8 +182,9 @@ void classify_ranges(TraceData& t) {
   for (auto& r : t.ranges) {
     const std::string& name = t.text(r.name_id);
     r.marker = classify_marker(name);
-    // Kineto marks backward ops with the forward op's thread ('Fwd thread id').
-    r.backward_name = is_backward_name(name) || r.fwd_thread_id != kNone;
+    // Kineto marks backward ops with the forward op's thread ('Fwd thread id'); forward ops carry
+    // 'Fwd thread id': 0, so only a non-zero value means backward.
+    r.backward_name = is_backward_name(name) || (r.fwd_thread_id != kNone && r.fwd_thread_id != 0);
     r.op_candidate = false;
     r.op_name_id = r.name_id;
     if (r.kind == RangeKind::cpu_op) {

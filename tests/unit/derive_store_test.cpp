@@ -493,3 +493,37 @@ TEST(DeriveStore, DerivesOnlyNewTracesUnlessForced) {
 
 }  // namespace
 }  // namespace proflint
+
+namespace proflint {
+namespace {
+
+// Regression: nsys2026_h100_2gpu_1s linked GPU work of pid 112 to pid 111 calls sharing the
+// correlation id (e.g. a 160 MiB copy to a later cudaEventDestroy).
+TEST(DeriveStoreRegression, KnownPidNeverCorrelatesAcrossProcesses) {
+  TraceBuilder b("nsys");
+  b.api(1, 500, 10, 42, "cudaEventDestroy", {}, /*pid=*/111);
+  b.kernel(100, 10, "k_of_112", 42, 1, /*pid=*/112);
+  b.derive();
+  EXPECT_EQ(b.num("SELECT api_call_id FROM kernel WHERE name = 'k_of_112'"), -999);
+  EXPECT_EQ(b.text("SELECT o.name FROM kernel k JOIN op o ON o.id = k.op_id").rfind("unassociated:", 0), 0u);
+}
+
+// Regression: forward ops carry 'Fwd thread id': 0 and were classified as backward.
+TEST(DeriveStoreRegression, FwdThreadIdZeroIsForward) {
+  TraceBuilder b;
+  RangeRow step;
+  step.pid = 1; step.tid = 1; step.start_ns = 0; step.dur_ns = 1000; step.name = "ProfilerStep#1"; step.kind = "user_annotation";
+  b.writer().add_range(step);
+  RangeRow fwd;
+  fwd.pid = 1; fwd.tid = 1; fwd.start_ns = 10; fwd.dur_ns = 100; fwd.name = "aten::linear"; fwd.fwd_thread_id = 0;
+  b.writer().add_range(fwd);
+  RangeRow bwd;
+  bwd.pid = 1; bwd.tid = 2; bwd.start_ns = 300; bwd.dur_ns = 100; bwd.name = "aten::mm"; bwd.fwd_thread_id = 1;
+  b.writer().add_range(bwd);
+  b.derive();
+  EXPECT_EQ(b.text("SELECT pass FROM op WHERE name = 'aten::linear'"), "fwd");
+  EXPECT_EQ(b.text("SELECT pass FROM op WHERE name = 'aten::mm'"), "bwd");
+}
+
+}  // namespace
+}  // namespace proflint
