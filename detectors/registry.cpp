@@ -6,11 +6,55 @@
 
 namespace proflint {
 
+DetectorInfo amp_not_used_info();
+DetectorInfo bad_iteration_range_info();
+DetectorInfo batch_size_info();
+DetectorInfo communication_bound_info();
+DetectorInfo cudnn_benchmark_off_info();
+DetectorInfo dataloader_stall_info();
+DetectorInfo dp_instead_of_ddp_info();
+DetectorInfo emit_nvtx_missing_info();
+DetectorInfo gpu_idle_gaps_info();
+DetectorInfo gpu_imbalance_info();
+DetectorInfo gpu_underutilized_info();
+DetectorInfo host_sync_info();
+DetectorInfo import_issues_info();
+DetectorInfo launch_bound_info();
+DetectorInfo memcpy_bound_info();
+DetectorInfo no_fusion_info();
+DetectorInfo no_gpu_activity_info();
+DetectorInfo no_iterations_info();
 DetectorInfo pageable_memcpy_info();
+DetectorInfo slow_api_info();
+DetectorInfo sync_memcpy_info();
+DetectorInfo sync_memset_info();
+DetectorInfo tensor_core_shape_info();
 
 const std::vector<DetectorInfo>& detector_registry() {
   static const std::vector<DetectorInfo> all = {
+      amp_not_used_info(),
+      bad_iteration_range_info(),
+      batch_size_info(),
+      communication_bound_info(),
+      cudnn_benchmark_off_info(),
+      dataloader_stall_info(),
+      dp_instead_of_ddp_info(),
+      emit_nvtx_missing_info(),
+      gpu_idle_gaps_info(),
+      gpu_imbalance_info(),
+      gpu_underutilized_info(),
+      host_sync_info(),
+      import_issues_info(),
+      launch_bound_info(),
+      memcpy_bound_info(),
+      no_fusion_info(),
+      no_gpu_activity_info(),
+      no_iterations_info(),
       pageable_memcpy_info(),
+      slow_api_info(),
+      sync_memcpy_info(),
+      sync_memset_info(),
+      tensor_core_shape_info(),
   };
   return all;
 }

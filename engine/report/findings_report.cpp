@@ -148,8 +148,18 @@ std::string render_findings_text(const AnalysisResult& r, bool color) {
     if (!scope.empty()) out += "    scope:   " + wrap_text(scope, 80, 13) + "\n";
     out += "    problem: " + wrap_text(f.problem, 80, 13) + "\n";
     out += "    fix:     " + wrap_text(f.recommendation, 80, 13) + "\n";
-    for (const auto& [key, value] : f.evidence.items())
+    // Text shows the scalar evidence; structured evidence (per-op tables) is in --format json.
+    size_t hidden = 0, shown = 0;
+    for (const auto& [key, value] : f.evidence.items()) {
+      bool structured = value.is_object() || (value.is_array() && !value.empty() && (value[0].is_object() || value[0].is_array()));
+      if (structured || shown >= 8) {
+        ++hidden;
+        continue;
+      }
+      ++shown;
       out += "    " + wrap_text(fmt::format("· {}: {}", key, evidence_value(value)), 80, 6) + "\n";
+    }
+    if (hidden) out += fmt::format("    · … {} more evidence item(s) in --format json\n", hidden);
     if (!f.savings_method.empty()) out += "    " + wrap_text("estimate: " + f.savings_method + fmt::format(" (confidence {:.0f}%)", f.confidence * 100), 80, 4) + "\n";
   }
   if (problems > 1)

@@ -1,0 +1,350 @@
+// detectors/amp_not_used.cpp — amp-not-used
+// Flags GEMM/convolution/attention ops that could run on Tensor Cores but ran FP32 kernels on CUDA
+// cores, on a GPU that has Tensor Cores (mixed precision / TF32 not enabled).
+// Docs: docs/detectors/amp-not-used.md
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+
+#include "engine/analysis/detector.hpp"
+#include "engine/report/format.hpp"
+
+namespace proflint {
+
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Kernel names are long C++ signatures; the text shows `ns::name<args…>` cut to a readable length
+// (the evidence keeps the full name).
+std::string short_kernel(std::string_view name, size_t max_len = 140) {
+  if (name.starts_with("void ")) name.remove_prefix(5);
+  if (size_t p = name.find('('); p != std::string_view::npos && p > 0) name = name.substr(0, p);
+  std::string s(name);
+  if (s.size() > max_len) s = s.substr(0, max_len - 2) + "…";
+  return s;
+}
+
+// First tensor dtype of a Kineto 'Input type' list (["float", "float", "Scalar"] -> "float").
+std::optional<std::string> first_dtype(const std::string& json) {
+  static const std::set<std::string_view> not_dtypes = {"",     "Scalar", "ScalarList", "TensorList", "GenericList",
+                                                        "Int",  "Bool",   "Device",     "Layout",     "ScalarType",
+                                                        "None", "String", "IntList"};
+  size_t i = 0;
+  while ((i = json.find('"', i)) != std::string::npos) {
+    size_t j = json.find('"', i + 1);
+    if (j == std::string::npos) break;
+    std::string item = json.substr(i + 1, j - i - 1);
+    i = j + 1;
+    if (!not_dtypes.contains(item)) return item;
+  }
+  return std::nullopt;
+}
+
+// The lowest architecture (as 70, 75, 80, 90, 100 ...) that a kernel name proves the GPU to be at
+// least: kernels compiled for an architecture only run on it and its successors. 0 when the name
+// says nothing.
+int arch_from_kernel_name(const std::string& name) {
+  std::string l = lower(name);
+  int arch = 0;
+  static const std::regex sm(R"((?:^|[^a-z0-9])sm_?([0-9]{2,3})(?:[^0-9]|$))");
+  static const std::regex cutlass(R"(cutlass_([0-9]{2,3})_)");
+  std::smatch m;
+  if (std::regex_search(l, m, sm)) arch = std::max(arch, std::stoi(m[1]));
+  if (std::regex_search(l, m, cutlass)) arch = std::max(arch, std::stoi(m[1]));
+  static const std::pair<std::string_view, int> families[] = {{"volta_", 70},  {"turing_", 75}, {"ampere_", 80},
+                                                              {"hopper_", 90}, {"nvjet", 90},   {"blackwell_", 100}};
+  for (const auto& [word, a] : families)
+    if (l.find(word) != std::string::npos) arch = std::max(arch, a);
+  return arch;
+}
+
+class AmpNotUsed final : public Detector {
+ public:
+  explicit AmpNotUsed(const OptionValues& o)
+      : expected_speedup_(std::max(1.0, o.number("expected_speedup"))),
+        min_kernel_share_(o.number("min_kernel_share")),
+        min_wall_share_(o.number("min_wall_share")),
+        min_savings_ns_(o.integer("min_savings_ns")),
+        top_(static_cast<size_t>(std::max<int64_t>(1, o.integer("top")))) {}
+
+  std::string_view id() const override { return "amp-not-used"; }
+  std::string_view title() const override { return "Tensor-Core-eligible ops run in FP32 without Tensor Cores"; }
+  std::vector<std::string> needs() const override { return {"kernels", "ops"}; }
+
+  void run(const Facts& facts, int64_t trace_id, FindingSink& sink) const override {
+    const TraceSummary* summary = facts.summary(trace_id);
+    if (!summary || summary->wall_ns <= 0) return;
+    auto& db = facts.db();
+
+    std::optional<std::string> trace_vendor;
+    {
+      SQLite::Statement q(db, "SELECT vendor FROM trace WHERE trace_id = ?");
+      q.bind(1, trace_id);
+      if (q.executeStep() && !q.isColumnNull(0)) trace_vendor = q.getColumn(0).getString();
+    }
+    bool trace_has_tc_kernels = false;
+    {
+      SQLite::Statement q(db, "SELECT 1 FROM _kernel WHERE trace_id = ? AND is_tensor_core = 1 LIMIT 1");
+      q.bind(1, trace_id);
+      trace_has_tc_kernels = q.executeStep();
+    }
+
+    for (const DeviceSummary& dev : summary->devices) {
+      if (dev.tc_eligible_not_used_ns <= 0 || dev.kernel_time_ns <= 0) continue;
+      std::optional<std::string> vendor = trace_vendor;
+      {
+        SQLite::Statement q(db, "SELECT vendor FROM device WHERE trace_id = ? AND device_id = ?");
+        q.bind(1, trace_id);
+        q.bind(2, dev.device_id);
+        if (q.executeStep() && !q.isColumnNull(0)) vendor = q.getColumn(0).getString();
+      }
+      // AMD matrix cores and other accelerators follow other rules (and other fixes).
+      if (vendor && *vendor != "nvidia") continue;
+
+      // Does this GPU have Tensor Cores? The compute capability says so; without one, only kernels
+      // that prove the architecture (or Tensor Core kernels elsewhere in the trace) count.
+      int arch = 0;
+      std::string arch_source;
+      if (dev.compute_major) {
+        arch = *dev.compute_major * 10 + dev.compute_minor.value_or(0);
+        arch_source = fmt::format("compute capability {}.{}", *dev.compute_major, dev.compute_minor.value_or(0));
+      } else {
+        std::string example;
+        SQLite::Statement q(db,
+                            "SELECT value FROM string WHERE id IN "
+                            "(SELECT DISTINCT name_id FROM _kernel WHERE trace_id = ? AND device_id IS ?)");
+        q.bind(1, trace_id);
+        q.bind(2, dev.device_id);
+        while (q.executeStep()) {
+          std::string name = q.getColumn(0).getString();
+          int a = arch_from_kernel_name(name);
+          if (a > arch) {
+            arch = a;
+            example = name;
+          }
+        }
+        if (arch > 0) {
+          arch_source = fmt::format("sm{}+ inferred from kernel names such as {}", arch, short_kernel(example, 40));
+        } else if (trace_has_tc_kernels) {
+          arch = 70;
+          arch_source = "inferred: other kernels of this trace use Tensor Cores";
+        }
+      }
+      if (arch < 70) continue;
+      bool cc_known = dev.compute_major.has_value();
+
+      int64_t eligible_ns = dev.tc_eligible_not_used_ns;
+      double kernel_share = static_cast<double>(eligible_ns) / static_cast<double>(dev.kernel_time_ns);
+      if (kernel_share < min_kernel_share_) continue;
+      // Amdahl bound: summed kernel time may overlap across streams, and only the GPU-busy part of the
+      // wall can shrink; the eligible kernels own their share of the (flattened) busy time.
+      int64_t critical_ns =
+          std::min<int64_t>(eligible_ns, static_cast<int64_t>(kernel_share * static_cast<double>(dev.kernel_busy_ns)));
+      auto savings = static_cast<int64_t>(static_cast<double>(critical_ns) * (1.0 - 1.0 / expected_speedup_));
+      if (static_cast<double>(savings) < min_wall_share_ * static_cast<double>(summary->wall_ns) ||
+          savings < min_savings_ns_)
+        continue;
+
+      // Top ops, with the dtypes recorded for them.
+      struct OpAgg {
+        int64_t ns = 0, kernels = 0;
+        std::set<std::string> dtypes;
+      };
+      std::map<std::string, OpAgg> ops;
+      {
+        SQLite::Statement q(
+            db,
+            "SELECT o.name, o.input_types, sum(k.dur_ns), count(*) FROM kernel k JOIN op o ON o.id = k.op_id "
+            "WHERE k.trace_id = ? AND k.device_id IS ? AND o.tc_eligible = 1 AND k.is_tensor_core = 0 "
+            "AND k.category IN ('gemm', 'conv', 'attention') GROUP BY o.name, o.input_types");
+        q.bind(1, trace_id);
+        q.bind(2, dev.device_id);
+        while (q.executeStep()) {
+          auto& a = ops[q.getColumn(0).getString()];
+          a.ns += q.getColumn(2).getInt64();
+          a.kernels += q.getColumn(3).getInt64();
+          if (!q.isColumnNull(1))
+            if (auto d = first_dtype(q.getColumn(1).getString())) a.dtypes.insert(*d);
+        }
+      }
+      std::vector<std::pair<std::string, OpAgg>> op_list(ops.begin(), ops.end());
+      std::stable_sort(op_list.begin(), op_list.end(),
+                       [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
+      std::set<std::string> all_dtypes;
+      for (const auto& [name, a] : op_list) all_dtypes.insert(a.dtypes.begin(), a.dtypes.end());
+
+      struct KernelAgg {
+        std::string name;
+        int64_t ns = 0, count = 0;
+      };
+      std::vector<KernelAgg> kernels;
+      {
+        SQLite::Statement q(
+            db,
+            "SELECT k.name, sum(k.dur_ns), count(*) FROM kernel k JOIN op o ON o.id = k.op_id "
+            "WHERE k.trace_id = ? AND k.device_id IS ? AND o.tc_eligible = 1 AND k.is_tensor_core = 0 "
+            "AND k.category IN ('gemm', 'conv', 'attention') GROUP BY k.name_id ORDER BY 2 DESC, 1 LIMIT ?");
+        q.bind(1, trace_id);
+        q.bind(2, dev.device_id);
+        q.bind(3, static_cast<int64_t>(top_));
+        while (q.executeStep())
+          kernels.push_back({q.getColumn(0).getString(), q.getColumn(1).getInt64(), q.getColumn(2).getInt64()});
+      }
+      int64_t count = 0, first_iter = -1, last_iter = -1;
+      std::vector<int64_t> examples;
+      {
+        SQLite::Statement q(
+            db,
+            "SELECT count(*), min(k.iteration), max(k.iteration) FROM _kernel k JOIN _op o ON o.id = k.op_id "
+            "WHERE k.trace_id = ? AND k.device_id IS ? AND o.tc_eligible = 1 AND k.is_tensor_core = 0 "
+            "AND k.category IN ('gemm', 'conv', 'attention')");
+        q.bind(1, trace_id);
+        q.bind(2, dev.device_id);
+        if (q.executeStep()) {
+          count = q.getColumn(0).getInt64();
+          if (!q.isColumnNull(1)) first_iter = q.getColumn(1).getInt64();
+          if (!q.isColumnNull(2)) last_iter = q.getColumn(2).getInt64();
+        }
+        SQLite::Statement e(db,
+                            "SELECT k.id FROM _kernel k JOIN _op o ON o.id = k.op_id "
+                            "WHERE k.trace_id = ? AND k.device_id IS ? AND o.tc_eligible = 1 AND k.is_tensor_core = 0 "
+                            "AND k.category IN ('gemm', 'conv', 'attention') ORDER BY k.dur_ns DESC, k.id LIMIT 3");
+        e.bind(1, trace_id);
+        e.bind(2, dev.device_id);
+        while (e.executeStep()) examples.push_back(e.getColumn(0).getInt64());
+      }
+
+      std::string gpu =
+          dev.name.empty() ? fmt::format("GPU {}", dev.device_id) : fmt::format("GPU {} ({})", dev.device_id, dev.name);
+      std::string op_text;
+      for (size_t i = 0; i < op_list.size() && i < top_; ++i) {
+        const auto& [name, a] = op_list[i];
+        std::string dt;
+        for (const auto& d : a.dtypes) dt += (dt.empty() ? "" : "/") + d;
+        op_text += fmt::format("{}{} {}{}", i ? ", " : "", name, format_ns(a.ns), dt.empty() ? "" : " [" + dt + "]");
+      }
+      std::string kernel_text;
+      for (size_t i = 0; i < kernels.size(); ++i)
+        kernel_text += fmt::format("{}{} ×{} {}", i ? ", " : "", short_kernel(kernels[i].name), kernels[i].count,
+                                   format_ns(kernels[i].ns));
+
+      Finding f;
+      f.id = std::string(id());
+      f.title = std::string(title());
+      bool xmma_ffma = std::any_of(kernels.begin(), kernels.end(), [](const KernelAgg& k) {
+        return k.name.find("xmma") != std::string::npos && k.name.find("ffma") != std::string::npos;
+      });
+      f.problem = fmt::format(
+          "On {}, {} of GEMM/convolution kernel time ({} of all kernel time, {} kernels) belongs to "
+          "Tensor-Core-eligible ops but ran "
+          "on CUDA cores, not Tensor Cores, although the GPU has them ({}){}. Top ops: {}. Top kernels: {}.{}",
+          gpu, format_ns(eligible_ns), format_percent(kernel_share), count, arch_source,
+          dev.tensor_core_time_ns > 0
+              ? fmt::format("; {} of kernel time already uses Tensor Cores", format_percent(dev.tensor_core_share))
+              : std::string(all_dtypes == std::set<std::string>{"float"} ? "; their inputs are FP32 (float)" : ""),
+          op_text, kernel_text,
+          xmma_ffma ? " (Kernels named `xmma` with `ffma` run an FP32 FMA main loop: they are not Tensor Core kernels.)"
+                    : "");
+
+      bool ampere = arch >= 80;
+      std::string rec;
+      if (ampere) {
+        rec =
+            "Run the forward pass and loss under mixed precision: in PyTorch wrap them in "
+            "`with torch.autocast(\"cuda\", dtype=torch.bfloat16):` (bf16 needs no loss scaling on Ampere and newer); "
+            "without code changes to the model, enable TF32 for FP32 matmuls and convolutions with "
+            "`torch.backends.cuda.matmul.allow_tf32 = True` and `torch.backends.cudnn.allow_tf32 = True` "
+            "(or `torch.set_float32_matmul_precision(\"high\")`). TensorFlow/Keras: "
+            "`tf.keras.mixed_precision.set_global_policy(\"mixed_bfloat16\")` (or \"mixed_float16\"); TF32 is on by "
+            "default.";
+      } else {
+        rec =
+            "Run the forward pass and loss under mixed precision: in PyTorch wrap them in "
+            "`with torch.autocast(\"cuda\", dtype=torch.float16):` and scale the loss with `scaler = "
+            "torch.cuda.amp.GradScaler()` "
+            "(`scaler.scale(loss).backward(); scaler.step(optimizer); scaler.update()`) — this GPU has FP16 Tensor "
+            "Cores but no "
+            "BF16/TF32. TensorFlow/Keras: `tf.keras.mixed_precision.set_global_policy(\"mixed_float16\")`.";
+      }
+      if (dev.tensor_core_time_ns > 0)
+        rec +=
+            " Part of the model already uses Tensor Cores: move the ops listed above inside the autocast region (or "
+            "remove "
+            "explicit `.float()` casts around them).";
+      f.recommendation = rec;
+      f.estimated_savings_ns = savings;
+      f.savings_method = fmt::format(
+          "eligible FP32 kernel time, bounded by its share of the flattened GPU busy time, x (1 - 1/{:.1f}), the "
+          "assumed speed-up "
+          "of FP16/BF16 Tensor Core GEMMs and convolutions over FP32 CUDA-core ones",
+          expected_speedup_);
+      f.confidence = !cc_known ? 0.6 : (all_dtypes.empty() ? 0.7 : 0.8);
+      f.evidence["eligible_non_tc_kernel_ns"] = eligible_ns;
+      f.evidence["eligible_non_tc_kernels"] = count;
+      f.evidence["kernel_time_ns"] = dev.kernel_time_ns;
+      f.evidence["share_of_kernel_time"] = kernel_share;
+      f.evidence["kernel_busy_ns"] = dev.kernel_busy_ns;
+      f.evidence["tensor_core_share"] = dev.tensor_core_share;
+      f.evidence["tensor_cores_from"] = arch_source;
+      auto top_ops = nlohmann::ordered_json::array();
+      for (size_t i = 0; i < op_list.size() && i < top_; ++i) {
+        nlohmann::ordered_json o;
+        o["op"] = op_list[i].first;
+        o["gpu_time_ns"] = op_list[i].second.ns;
+        o["kernels"] = op_list[i].second.kernels;
+        o["dtypes"] = op_list[i].second.dtypes;
+        top_ops.push_back(std::move(o));
+      }
+      f.evidence["top_ops"] = std::move(top_ops);
+      auto top_kernels = nlohmann::ordered_json::array();
+      for (const auto& k : kernels) {
+        nlohmann::ordered_json o;
+        o["kernel"] = k.name;
+        o["time_ns"] = k.ns;
+        o["count"] = k.count;
+        top_kernels.push_back(std::move(o));
+      }
+      f.evidence["top_kernels"] = std::move(top_kernels);
+      f.evidence["example_kernel_ids"] = examples;
+      f.scope.trace_id = trace_id;
+      f.scope.device_id = dev.device_id;
+      if (first_iter >= 0) {
+        f.scope.iter_first = first_iter;
+        f.scope.iter_last = last_iter;
+      }
+      sink.report(std::move(f));
+    }
+  }
+
+ private:
+  double expected_speedup_;
+  double min_kernel_share_;
+  double min_wall_share_;
+  int64_t min_savings_ns_;
+  size_t top_;
+};
+
+}  // namespace
+
+DetectorInfo amp_not_used_info() {
+  return {"amp-not-used",
+          {{"expected_speedup", 2.0,
+            "assumed speed-up of FP16/BF16 Tensor Core GEMMs/convolutions over FP32 CUDA-core ones"},
+           {"min_kernel_share", 0.10,
+            "report when eligible non-Tensor-Core kernels take at least this share of the GPU's kernel time"},
+           {"min_wall_share", 0.002, "and when the estimated saving is at least this share of wall time"},
+           {"min_savings_ns", 100000, "and when the estimated saving is at least this many nanoseconds"},
+           {"top", 5, "ops and kernels named in the finding"}},
+          [](const OptionValues& o) { return std::make_unique<AmpNotUsed>(o); }};
+}
+
+}  // namespace proflint

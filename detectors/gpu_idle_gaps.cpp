@@ -1,0 +1,307 @@
+// detectors/gpu_idle_gaps.cpp — gpu-idle-gaps
+// Flags long stretches where a GPU runs nothing at all (no kernel, copy or memset) between its first
+// and last work, and says what the host was doing meanwhile. Docs: docs/detectors/gpu-idle-gaps.md
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/analysis/detector.hpp"
+#include "engine/derive/intervals.hpp"
+#include "engine/report/format.hpp"
+
+namespace proflint {
+
+namespace {
+
+struct Gap {
+  int64_t start = 0, end = 0;
+  int64_t dataloader = 0;         // part covered by DataLoader fetches (dataloader-stall's)
+  std::optional<int64_t> iteration;
+  std::string host;               // what the host was doing
+  std::string cause;              // a short classification of `host`
+  int64_t length() const { return end - start; }
+  int64_t counted() const { return length() - dataloader; }
+};
+
+bool has(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
+
+// A coarse reading of the host activity that spans a gap.
+std::string cause_of(const std::string& api, const std::string& range) {
+  if (has(api, "Synchronize")) return "host waiting in a synchronization (see host-sync)";
+  if (has(api, "Malloc") || has(api, "Free") || has(api, "HostAlloc") || has(api, "HostRegister"))
+    return "memory allocation/free (caching-allocator misses, empty_cache, pinned buffer registration)";
+  if (has(api, "EventCreate") || has(api, "StreamCreate") || has(api, "ModuleLoad") || has(api, "GetStreamPriority") ||
+      has(api, "cuInit") || has(api, "DevicePrimaryCtx"))
+    return "CUDA initialisation / lazy loading (warm-up inside the capture)";
+  if (has(api, "Memcpy")) return "host waiting in a memory copy";
+  if (has(api, "Launch")) return "a kernel launch that blocked (module loading on first use, or a full launch queue)";
+  std::string r = range;
+  for (auto& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (has(r, "save") || has(r, "checkpoint") || has(r, "serializ")) return "checkpoint saving";
+  if (has(r, "optimizer")) return "optimizer running on the host";
+  if (has(r, "nccl") || has(r, "gloo") || has(r, "all_reduce") || has(r, "barrier") || has(r, "mpi_")) return "communication / collective wait";
+  if (has(r, "eval") || has(r, "valid")) return "evaluation / validation loop";
+  if (range.empty() && api.empty()) return "no profiled host activity (Python outside profiled ops, sleep, I/O or another process)";
+  return "host work before the next launch";
+}
+
+class GpuIdleGaps final : public Detector {
+ public:
+  explicit GpuIdleGaps(const OptionValues& o)
+      : min_gap_ns_(o.integer("min_gap_ns")),
+        iteration_share_(o.number("iteration_share")),
+        min_relative_gap_ns_(o.integer("min_relative_gap_ns")),
+        min_total_share_(o.number("min_total_share")),
+        recoverable_fraction_(o.number("recoverable_fraction")),
+        top_(o.integer("top")) {}
+
+  std::string_view id() const override { return "gpu-idle-gaps"; }
+  std::string_view title() const override { return "Long GPU idle gaps"; }
+  std::vector<std::string> needs() const override { return {"gpu_activity"}; }
+
+  void run(const Facts& facts, int64_t trace_id, FindingSink& sink) const override {
+    const TraceSummary* summary = facts.summary(trace_id);
+    if (!summary || summary->wall_ns <= 0) return;
+    auto windows = iteration_windows(facts, trace_id);
+    int64_t median_iter = summary->iterations.median_ns;
+    int64_t relative_threshold = windows.size() >= 2 && median_iter > 0
+                                     ? std::max(min_relative_gap_ns_, static_cast<int64_t>(iteration_share_ * static_cast<double>(median_iter)))
+                                     : INT64_MAX;
+    Interval iter_span = windows.empty() ? Interval{} : Interval{windows.front().start, windows.back().end};
+
+    // GPU busy per device: kernels, copies and memsets all count (a copy engine at work is not idle).
+    SQLite::Statement q(facts.db(),
+        "SELECT coalesce(device_id, 0), start_ns, start_ns + dur_ns FROM _kernel WHERE trace_id = ?1 UNION ALL "
+        "SELECT coalesce(device_id, 0), start_ns, start_ns + dur_ns FROM _memcpy WHERE trace_id = ?1 UNION ALL "
+        "SELECT coalesce(device_id, 0), start_ns, start_ns + dur_ns FROM _memset WHERE trace_id = ?1");
+    q.bind(1, trace_id);
+    std::map<int64_t, std::vector<Interval>> busy;
+    while (q.executeStep()) busy[q.getColumn(0).getInt64()].push_back({q.getColumn(1).getInt64(), q.getColumn(2).getInt64()});
+    auto dataloader = dataloader_union(facts, trace_id);
+
+    for (auto& [device, list] : busy) {
+      auto u = union_intervals(std::move(list));
+      std::vector<Gap> gaps;
+      int64_t all_idle = 0;
+      for (size_t i = 1; i < u.size(); ++i) {
+        Gap g;
+        g.start = u[i - 1].end;
+        g.end = u[i].start;
+        all_idle += g.length();
+        bool absolute = g.length() >= min_gap_ns_;
+        bool relative = g.length() >= relative_threshold && g.start >= iter_span.start && g.end <= iter_span.end;
+        if (!absolute && !relative) continue;
+        g.dataloader = length_within(dataloader, {g.start, g.end});
+        // The step whose work waited: the one the gap ends in.
+        for (size_t k = 0; k < windows.size(); ++k)
+          if (g.end > windows[k].start && g.end <= windows[k].end) g.iteration = static_cast<int64_t>(k);
+        gaps.push_back(g);
+      }
+      // Gaps that are mostly DataLoader waits belong to dataloader-stall.
+      std::vector<Gap> kept;
+      int64_t dl_gaps = 0, dl_time = 0;
+      for (const auto& g : gaps) {
+        if (2 * g.dataloader >= g.length()) {
+          ++dl_gaps;
+          dl_time += g.length();
+        } else {
+          kept.push_back(g);
+        }
+      }
+      int64_t counted = 0;
+      for (const auto& g : kept) counted += g.counted();
+      if (kept.empty() || static_cast<double>(counted) < min_total_share_ * static_cast<double>(summary->wall_ns)) continue;
+      std::sort(kept.begin(), kept.end(), [](const Gap& a, const Gap& b) { return a.length() > b.length() || (a.length() == b.length() && a.start < b.start); });
+      for (size_t i = 0; i < kept.size() && static_cast<int64_t>(i) < top_; ++i) describe_host(facts, trace_id, device, kept[i]);
+      report(trace_id, *summary, device, u, kept, counted, all_idle, dl_gaps, dl_time, relative_threshold, sink);
+    }
+  }
+
+ private:
+  static std::vector<Interval> iteration_windows(const Facts& facts, int64_t trace_id) {
+    SQLite::Statement q(facts.db(),
+        "SELECT start_ns, end_ns, coalesce(gpu_end_ns, end_ns) FROM iteration WHERE trace_id = ? ORDER BY iteration");
+    q.bind(1, trace_id);
+    std::vector<Interval> out;
+    int64_t prev_end = INT64_MIN;
+    while (q.executeStep()) {
+      int64_t s = std::max(q.getColumn(0).getInt64(), prev_end);
+      int64_t e = std::max({q.getColumn(1).getInt64(), q.getColumn(2).getInt64(), s});
+      out.push_back({s, e});
+      prev_end = e;
+    }
+    return out;
+  }
+
+  static std::vector<Interval> dataloader_union(const Facts& facts, int64_t trace_id) {
+    SQLite::Statement q(facts.db(),
+        "SELECT start_ns, end_ns FROM range WHERE trace_id = ? AND kind != 'gpu_user_annotation' AND "
+        "(instr(name, 'enumerate(DataLoader)') > 0 OR instr(name, 'enumerate(DataPipe)') > 0 OR "
+        " (instr(name, 'DataLoader') > 0 AND instr(name, '__next__') > 0))");
+    q.bind(1, trace_id);
+    std::vector<Interval> out;
+    while (q.executeStep()) out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64()});
+    return union_intervals(std::move(out));
+  }
+
+  // The API call and the host ranges that cover most of the gap, on the processes driving the device.
+  void describe_host(const Facts& facts, int64_t trace_id, int64_t device, Gap& g) const {
+    const double len = static_cast<double>(g.length());
+    SQLite::Statement api(facts.db(),
+        "SELECT a.name, min(a.end_ns, ?3) - max(a.start_ns, ?2) AS ov FROM api_call a WHERE a.trace_id = ?1 "
+        "AND a.start_ns < ?3 AND a.end_ns > ?2 AND (a.pid IS NULL OR a.pid IN (SELECT DISTINCT b.pid FROM _api_call b "
+        "JOIN _kernel k ON k.api_call_id = b.id WHERE k.trace_id = ?1 AND coalesce(k.device_id, 0) = ?4) "
+        "OR NOT EXISTS (SELECT 1 FROM _kernel k WHERE k.trace_id = ?1 AND k.api_call_id IS NOT NULL)) "
+        "ORDER BY ov DESC LIMIT 1");
+    api.bind(1, trace_id);
+    api.bind(2, g.start);
+    api.bind(3, g.end);
+    api.bind(4, device);
+    std::string api_text, api_name;
+    if (api.executeStep() && static_cast<double>(api.getColumn(1).getInt64()) >= 0.1 * len) {
+      api_name = api.getColumn(0).getString();
+      api_text = fmt::format("{} ({} of the gap)", api_name, format_percent(static_cast<double>(api.getColumn(1).getInt64()) / len));
+    }
+    // Ranges covering at least 10% of the gap, iteration markers excluded: the outermost one with
+    // the most overlap and the innermost one that still covers half of what that one covers.
+    SQLite::Statement r(facts.db(),
+        "SELECT name, coalesce(depth, 0), min(end_ns, ?3) - max(start_ns, ?2) AS ov FROM range WHERE trace_id = ?1 "
+        "AND start_ns < ?3 AND end_ns > ?2 AND kind IN ('cpu_op', 'user_annotation', 'nvtx') AND name NOT LIKE 'ProfilerStep#%' "
+        "ORDER BY ov DESC, depth LIMIT 200");
+    r.bind(1, trace_id);
+    r.bind(2, g.start);
+    r.bind(3, g.end);
+    std::string outer, inner;
+    int64_t outer_ov = 0, inner_depth = -1;
+    while (r.executeStep()) {
+      int64_t ov = r.getColumn(2).getInt64();
+      if (static_cast<double>(ov) < 0.1 * len) break;
+      int64_t depth = r.getColumn(1).getInt64();
+      if (outer.empty()) {
+        outer = r.getColumn(0).getString();
+        outer_ov = ov;
+        inner_depth = depth;
+        continue;
+      }
+      if (2 * ov >= outer_ov && depth > inner_depth) {
+        inner = r.getColumn(0).getString();
+        inner_depth = depth;
+      }
+    }
+    std::string range_text;
+    if (!outer.empty())
+      range_text = fmt::format("{}{} ({} of the gap)", outer, inner.empty() ? "" : " › " + inner,
+                               format_percent(static_cast<double>(outer_ov) / len));
+    if (!range_text.empty() && !api_text.empty()) g.host = range_text + "; " + api_text;
+    else if (!range_text.empty()) g.host = range_text;
+    else if (!api_text.empty()) g.host = api_text;
+    else g.host = "nothing recorded";
+    g.cause = cause_of(api_name, outer + " " + inner);
+    if (outer.empty() && api_name.empty()) g.cause = cause_of("", "");
+  }
+
+  void report(int64_t trace_id, const TraceSummary& summary, int64_t device, const std::vector<Interval>& busy,
+              const std::vector<Gap>& kept, int64_t counted, int64_t all_idle, int64_t dl_gaps, int64_t dl_time,
+              int64_t relative_threshold, FindingSink& sink) const {
+    const double wall = static_cast<double>(summary.wall_ns);
+    int64_t span = busy.back().end - busy.front().start;
+    std::string threshold = relative_threshold == INT64_MAX
+                                ? fmt::format("≥ {}", format_ns(min_gap_ns_))
+                                : fmt::format("≥ {} (or ≥ {} inside the steps: {} of the median step)", format_ns(min_gap_ns_),
+                                              format_ns(relative_threshold), format_percent(iteration_share_));
+    std::string largest;
+    for (size_t i = 0; i < kept.size() && static_cast<int64_t>(i) < std::min<int64_t>(top_, 3); ++i)
+      largest += fmt::format("{}{}{} — host: {} [{}]", i ? "; " : "", format_ns(kept[i].length()),
+                             kept[i].iteration ? fmt::format(" in iteration {}", *kept[i].iteration) : std::string(), kept[i].host,
+                             kept[i].cause);
+    Finding f;
+    f.id = std::string(id());
+    f.title = std::string(title());
+    f.problem = fmt::format(
+        "GPU {} ran nothing for {} in {} gaps {} between its first and last work ({} of wall time; it was busy {} of its "
+        "{} active span). Largest: {}.",
+        device, format_ns(counted), kept.size(), threshold, format_percent(static_cast<double>(counted) / wall),
+        format_percent(1.0 - static_cast<double>(all_idle) / static_cast<double>(std::max<int64_t>(1, span))), format_ns(span),
+        largest);
+    if (dl_gaps > 0)
+      f.problem += fmt::format(" Not counted: {} gaps ({}) spent in DataLoader fetches, reported by dataloader-stall.", dl_gaps,
+                               format_ns(dl_time));
+    std::set<std::string> causes;
+    for (size_t i = 0; i < kept.size() && static_cast<int64_t>(i) < top_; ++i) causes.insert(kept[i].cause);
+    std::string rec =
+        "Keep the GPU fed across these gaps. Find the host code that runs in them (the evidence names the op/annotation "
+        "and API call; torch.profiler with with_stack=True, or nsys with CPU sampling, shows the Python lines). Then: "
+        "move per-step host work off the critical path (a background thread or process for logging, metrics and "
+        "checkpoints: torch.distributed.checkpoint.async_save or saving from a copy every N steps), remove "
+        "synchronizations that stop the host from running ahead, avoid allocator churn (no torch.cuda.empty_cache() in "
+        "the loop; set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), and exclude warm-up from the profile "
+        "(torch.profiler.schedule(wait=1, warmup=2, active=3)).";
+    f.recommendation = rec;
+    f.estimated_savings_ns = static_cast<int64_t>(recoverable_fraction_ * static_cast<double>(counted));
+    f.savings_method = fmt::format(
+        "idle time of the gaps above the threshold (DataLoader waits excluded) x {:.2f} (recoverable_fraction: the part "
+        "assumed avoidable by overlapping or removing the host work that spans them)",
+        recoverable_fraction_);
+    f.confidence = 0.4;
+    f.evidence["device_id"] = device;
+    f.evidence["gaps"] = static_cast<int64_t>(kept.size());
+    f.evidence["idle_in_gaps_ns"] = counted;
+    f.evidence["all_idle_ns"] = all_idle;
+    f.evidence["active_span_ns"] = span;
+    f.evidence["min_gap_ns"] = min_gap_ns_;
+    if (relative_threshold != INT64_MAX) f.evidence["relative_gap_ns"] = relative_threshold;
+    nlohmann::ordered_json top = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < kept.size() && static_cast<int64_t>(i) < top_; ++i) {
+      nlohmann::ordered_json j;
+      j["start_ns"] = kept[i].start;
+      j["dur_ns"] = kept[i].length();
+      if (kept[i].iteration) j["iteration"] = *kept[i].iteration;
+      j["host"] = kept[i].host;
+      j["cause"] = kept[i].cause;
+      top.push_back(j);
+    }
+    f.evidence["largest_gaps"] = top;
+    if (dl_gaps > 0) f.evidence["dataloader_gaps"] = fmt::format("{} gaps, {} (reported by dataloader-stall)", dl_gaps, format_ns(dl_time));
+    f.scope.trace_id = trace_id;
+    f.scope.device_id = device;
+    int64_t first = INT64_MAX, last = -1;
+    for (const auto& g : kept)
+      if (g.iteration) {
+        first = std::min(first, *g.iteration);
+        last = std::max(last, *g.iteration);
+      }
+    if (last >= 0) {
+      f.scope.iter_first = first;
+      f.scope.iter_last = last;
+    }
+    sink.report(std::move(f));
+  }
+
+  int64_t min_gap_ns_;
+  double iteration_share_;
+  int64_t min_relative_gap_ns_;
+  double min_total_share_;
+  double recoverable_fraction_;
+  int64_t top_;
+};
+
+}  // namespace
+
+DetectorInfo gpu_idle_gaps_info() {
+  return {"gpu-idle-gaps",
+          {{"min_gap_ns", 500000000, "a gap at least this long always counts (nsys gpu_gaps default: 500 ms)"},
+           {"iteration_share", 0.25, "inside the iterations, a gap of at least this share of the median iteration counts"},
+           {"min_relative_gap_ns", 10000000, "floor of that step-relative threshold (ns)"},
+           {"min_total_share", 0.01, "report when the counted gaps add up to at least this share of wall time"},
+           {"recoverable_fraction", 0.5, "share of the gap time assumed recoverable"},
+           {"top", 5, "how many of the largest gaps to describe"}},
+          [](const OptionValues& o) { return std::make_unique<GpuIdleGaps>(o); }};
+}
+
+}  // namespace proflint

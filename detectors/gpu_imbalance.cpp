@@ -1,0 +1,240 @@
+// detectors/gpu_imbalance.cpp — gpu-imbalance
+// Flags GPUs (devices of one trace, or ranks given as several trace files) that do much more GPU
+// work per step than the others: in synchronous data/model parallel jobs every step waits for the
+// busiest one (the straggler), so the others idle for the difference.
+// Docs: docs/detectors/gpu-imbalance.md
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "engine/analysis/detector.hpp"
+#include "engine/derive/intervals.hpp"
+#include "engine/report/format.hpp"
+
+namespace proflint {
+
+namespace {
+
+// One GPU of one trace.
+struct Gpu {
+  int64_t trace_id = 0, device = 0;
+  std::optional<int64_t> rank;
+  int64_t busy_ns = 0;       // union of compute kernels, copies and memsets (communication excluded)
+  int64_t comm_ns = 0;       // summed communication kernel time
+  int64_t wall_ns = 0;       // trace capture window
+  int64_t iterations = 0;
+  int64_t median_step_ns = 0;
+  double work = 0;           // busy per iteration (ns), or busy share of the window when iterations are missing
+  std::string label;
+};
+
+std::vector<Gpu> gpus_of(const Facts& facts, const TraceSummary& s) {
+  std::map<int64_t, std::vector<Interval>> busy;
+  std::map<int64_t, int64_t> comm;
+  SQLite::Statement q(facts.db(),
+      "SELECT device_id, start_ns, end_ns, category = 'communication', dur_ns FROM kernel WHERE trace_id = ?1 AND device_id IS NOT NULL "
+      "UNION ALL SELECT device_id, start_ns, end_ns, 0, dur_ns FROM memcpy WHERE trace_id = ?1 AND device_id IS NOT NULL "
+      "UNION ALL SELECT device_id, start_ns, end_ns, 0, dur_ns FROM memset WHERE trace_id = ?1 AND device_id IS NOT NULL");
+  q.bind(1, s.trace_id);
+  while (q.executeStep()) {
+    int64_t d = q.getColumn(0).getInt64();
+    if (!q.getColumn(3).isNull() && q.getColumn(3).getInt() == 1) {
+      comm[d] += q.getColumn(4).getInt64();
+      busy[d];  // a device that only communicates still counts
+    } else {
+      busy[d].push_back({q.getColumn(1).getInt64(), q.getColumn(2).getInt64()});
+    }
+  }
+  std::vector<Gpu> out;
+  for (auto& [d, list] : busy) {
+    Gpu g;
+    g.trace_id = s.trace_id;
+    g.device = d;
+    g.rank = s.rank;
+    g.busy_ns = total_length(union_intervals(std::move(list)));
+    g.comm_ns = comm[d];
+    g.wall_ns = s.wall_ns;
+    g.iterations = s.iterations.count;
+    g.median_step_ns = s.iterations.median_ns;
+    out.push_back(g);
+  }
+  return out;
+}
+
+class GpuImbalance final : public Detector {
+ public:
+  explicit GpuImbalance(const OptionValues& o)
+      : min_imbalance_(o.number("min_imbalance")),
+        min_share_(o.number("min_share")),
+        min_device_busy_share_(o.number("min_device_busy_share")),
+        recoverable_fraction_(o.number("recoverable_fraction")) {}
+
+  std::string_view id() const override { return "gpu-imbalance"; }
+  std::string_view title() const override { return "GPUs or ranks do uneven amounts of work"; }
+  std::vector<std::string> needs() const override { return {"gpu_activity", "multi_device"}; }
+
+  void run(const Facts& facts, int64_t trace_id, FindingSink& sink) const override {
+    const TraceSummary* summary = facts.summary(trace_id);
+    if (!summary) return;
+    // Devices inside this trace (one process driving several GPUs, or an nsys capture of all ranks).
+    std::vector<Gpu> local = gpus_of(facts, *summary);
+    std::erase_if(local, [&](const Gpu& g) {
+      return summary->wall_ns <= 0 || static_cast<double>(g.busy_ns) < min_device_busy_share_ * static_cast<double>(summary->wall_ns);
+    });
+    if (local.size() >= 2) {
+      for (auto& g : local) g.label = g.rank ? fmt::format("rank {} GPU {}", *g.rank, g.device) : fmt::format("GPU {}", g.device);
+      compare(local, /*across_ranks=*/false, sink);
+    }
+    // Ranks given as separate files: compared once, from the first of them.
+    std::vector<const TraceSummary*> ranks;
+    std::set<int64_t> seen_ranks;
+    std::set<int64_t> worlds;
+    for (const auto& s : facts.summaries()) {
+      if (!s.has_gpu_work || !s.rank || seen_ranks.count(*s.rank)) continue;
+      seen_ranks.insert(*s.rank);
+      if (s.world_size) worlds.insert(*s.world_size);
+      ranks.push_back(&s);
+    }
+    // Only traces that look like ranks of one job: distinct ranks, one world size.
+    if (ranks.size() < 2 || worlds.size() > 1 || ranks.front()->trace_id != trace_id) return;
+    std::vector<Gpu> across;
+    for (const auto* s : ranks) {
+      auto gs = gpus_of(facts, *s);
+      std::erase_if(gs, [&](const Gpu& g) {
+        return s->wall_ns <= 0 || static_cast<double>(g.busy_ns) < min_device_busy_share_ * static_cast<double>(s->wall_ns);
+      });
+      for (auto& g : gs) {
+        g.label = gs.size() > 1 ? fmt::format("rank {} GPU {}", *g.rank, g.device) : fmt::format("rank {}", *g.rank);
+        across.push_back(g);
+      }
+    }
+    if (across.size() >= 2) compare(across, /*across_ranks=*/true, sink);
+  }
+
+ private:
+  void compare(std::vector<Gpu>& gpus, bool across_ranks, FindingSink& sink) const {
+    const bool per_iteration = std::all_of(gpus.begin(), gpus.end(), [](const Gpu& g) { return g.iterations > 0; });
+    for (auto& g : gpus)
+      g.work = per_iteration ? static_cast<double>(g.busy_ns) / static_cast<double>(g.iterations)
+                             : static_cast<double>(g.busy_ns) / static_cast<double>(std::max<int64_t>(g.wall_ns, 1));
+    std::sort(gpus.begin(), gpus.end(), [](const Gpu& a, const Gpu& b) {
+      return a.work > b.work || (a.work == b.work && std::tie(a.trace_id, a.device) < std::tie(b.trace_id, b.device));
+    });
+    const Gpu& top = gpus.front();
+    const Gpu& least = gpus.back();
+    double mean = 0;
+    for (const auto& g : gpus) mean += g.work;
+    mean /= static_cast<double>(gpus.size());
+    if (top.work <= 0) return;
+    const double imbalance = (top.work - least.work) / top.work;
+    // Perfect balance would give every GPU the mean amount of work; the straggler's excess is what the step loses.
+    const double excess = top.work - mean;
+    const int64_t excess_ns = per_iteration ? static_cast<int64_t>(excess * static_cast<double>(top.iterations))
+                                            : static_cast<int64_t>(excess * static_cast<double>(top.wall_ns));
+    const double excess_share = static_cast<double>(excess_ns) / static_cast<double>(std::max<int64_t>(top.wall_ns, 1));
+    if (imbalance < min_imbalance_ || excess_share < min_share_) return;
+
+    auto work_text = [&](double w) {
+      return per_iteration ? fmt::format("{} per iteration", format_ns(static_cast<int64_t>(w))) : fmt::format("busy {} of its window", format_percent(w));
+    };
+    std::string others;
+    for (size_t i = 1; i < gpus.size() && i < 6; ++i)
+      others += fmt::format("{}{} {}", others.empty() ? "" : ", ", gpus[i].label, work_text(gpus[i].work));
+    if (gpus.size() > 6) others += fmt::format(", … ({} more)", gpus.size() - 6);
+
+    Finding f;
+    f.id = std::string(id());
+    f.title = std::string(title());
+    f.problem = fmt::format(
+        "{} does the most GPU work (compute kernels, copies and memsets; communication excluded): {}; {}. The least loaded GPU "
+        "does {} less, and the busiest is {} above the mean. A synchronous step waits for the busiest GPU, so an even split "
+        "would shorten the trace by up to {} ({} of the window).",
+        top.label, work_text(top.work), others, format_percent(imbalance),
+        per_iteration ? format_ns(static_cast<int64_t>(excess)) + " per iteration" : format_percent(excess) + " of the window",
+        format_ns(excess_ns), format_percent(excess_share));
+    // The ranks that wait do so inside their collectives: their communication kernels run longer.
+    if (across_ranks) {
+      bool least_comm = std::all_of(gpus.begin() + 1, gpus.end(), [&](const Gpu& g) { return g.comm_ns > top.comm_ns; });
+      if (least_comm && top.comm_ns > 0)
+        f.problem += fmt::format(" It also has the shortest communication kernels ({} against up to {} elsewhere): the others wait for it "
+                                 "inside their collectives, the signature of a straggler.",
+                                 format_ns(top.comm_ns), format_ns(std::max_element(gpus.begin(), gpus.end(), [](const Gpu& a, const Gpu& b) {
+                                                                     return a.comm_ns < b.comm_ns;
+                                                                   })->comm_ns));
+      if (per_iteration && top.median_step_ns > 0 && least.median_step_ns > 0)
+        f.problem += fmt::format(" Median step: {} on {}, {} on {}.", format_ns(top.median_step_ns), top.label, format_ns(least.median_step_ns),
+                                 least.label);
+    }
+
+    if (across_ranks)
+      f.recommendation =
+          fmt::format("Find why {} does more: uneven input (variable-length sequences: bucket or pack them by length so every rank "
+                      "gets similar token counts; DistributedSampler(..., drop_last=True) so shards are equal), uneven model "
+                      "partitioning (pipeline stages or sharded embedding tables: rebalance layers/tables, e.g. TorchRec's planner), "
+                      "or a slower GPU or host (check `nvidia-smi -q -d CLOCK,PERFORMANCE` for throttling, the PCIe link width, "
+                      "and extra work done only on that rank such as logging, evaluation or checkpointing — move it off the step or "
+                      "to a background thread). Profile all ranks with the same schedule and compare again.",
+                      top.label);
+    else
+      f.recommendation =
+          fmt::format("Spread the work evenly over the GPUs: with torch.nn.DataParallel, GPU 0 also gathers outputs and computes "
+                      "the loss — switch to DistributedDataParallel (one process per GPU, launched with torchrun); with model "
+                      "parallelism, move layers from {} to the others so each holds a similar share of the compute; make sure "
+                      "each process uses its own GPU (torch.cuda.set_device(local_rank)).",
+                      top.label);
+
+    f.estimated_savings_ns = static_cast<int64_t>(static_cast<double>(excess_ns) * recoverable_fraction_);
+    f.savings_method = fmt::format(
+        "(work of the busiest GPU - mean work) over the trace x {:.2f}, the share assumed recoverable by rebalancing (option "
+        "recoverable_fraction)",
+        recoverable_fraction_);
+    f.confidence = across_ranks ? 0.6 : 0.5;
+    nlohmann::ordered_json table = nlohmann::ordered_json::array();
+    for (const auto& g : gpus) {
+      nlohmann::ordered_json j;
+      j["gpu"] = g.label;
+      j["trace_id"] = g.trace_id;
+      j["device_id"] = g.device;
+      if (g.rank) j["rank"] = *g.rank;
+      j["busy_ns"] = g.busy_ns;
+      j["communication_ns"] = g.comm_ns;
+      j["iterations"] = g.iterations;
+      if (g.median_step_ns > 0) j["median_step_ns"] = g.median_step_ns;
+      table.push_back(j);
+    }
+    f.evidence["straggler"] = top.label;
+    f.evidence["imbalance"] = imbalance;
+    f.evidence["excess_ns"] = excess_ns;
+    f.evidence["per_iteration"] = per_iteration;
+    f.evidence["gpus"] = table;
+    f.scope.trace_id = top.trace_id;
+    f.scope.device_id = top.device;
+    if (top.rank) f.scope.rank = *top.rank;
+    if (per_iteration) {
+      f.scope.iter_first = 0;
+      f.scope.iter_last = top.iterations - 1;
+    }
+    sink.report(std::move(f));
+  }
+
+  double min_imbalance_;
+  double min_share_;
+  double min_device_busy_share_;
+  double recoverable_fraction_;
+};
+
+}  // namespace
+
+DetectorInfo gpu_imbalance_info() {
+  return {"gpu-imbalance",
+          {{"min_imbalance", 0.2, "report when the least loaded GPU does this much less work than the busiest (fraction)"},
+           {"min_share", 0.02, "... and the busiest GPU's work above the mean is at least this share of its window"},
+           {"min_device_busy_share", 0.01, "ignore GPUs busy less than this share of the window (touched, not used)"},
+           {"recoverable_fraction", 0.5, "share of the excess work assumed recoverable by rebalancing"}},
+          [](const OptionValues& o) { return std::make_unique<GpuImbalance>(o); }};
+}
+
+}  // namespace proflint

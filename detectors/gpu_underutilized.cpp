@@ -1,0 +1,378 @@
+// detectors/gpu_underutilized.cpp — gpu-underutilized
+// Flags devices whose kernels keep the GPU busy for less than a threshold share of the analysed
+// window (DLProf "Underutilized GPU", the TensorBoard plugin's low-utilization rule, nsys
+// gpu_time_util chunked over the capture), and says what the GPU waits on instead: copies, the
+// DataLoader, CUDA API calls, host-side ops, or nothing recorded at all.
+// Docs: docs/detectors/gpu-underutilized.md
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/analysis/detector.hpp"
+#include "engine/derive/intervals.hpp"
+#include "engine/report/format.hpp"
+
+namespace proflint {
+
+namespace {
+
+struct Waiting {
+  std::string category;  // breakdown category
+  int64_t ns = 0;
+};
+
+// Where the analysed window lies: the capture, or the selected iterations' span when
+// --iter-start/--iter-stop restrict the breakdown (the same window the summary figures use).
+Interval analysed_window(SQLite::Database& db, int64_t trace_id, bool& restricted) {
+  restricted = false;
+  Interval w{0, 0};
+  {
+    SQLite::Statement q(db, "SELECT COALESCE(start_ns, 0), COALESCE(end_ns, 0) FROM trace WHERE trace_id = ?");
+    q.bind(1, trace_id);
+    if (q.executeStep()) w = {q.getColumn(0).getInt64(), q.getColumn(1).getInt64()};
+  }
+  std::vector<int64_t> selected;
+  {
+    SQLite::Statement q(
+        db, "SELECT DISTINCT iteration FROM breakdown WHERE trace_id = ? AND iteration >= 0 ORDER BY iteration");
+    q.bind(1, trace_id);
+    while (q.executeStep()) selected.push_back(q.getColumn(0).getInt64());
+  }
+  SQLite::Statement n(db, "SELECT count(*) FROM iteration WHERE trace_id = ?");
+  n.bind(1, trace_id);
+  int64_t total = n.executeStep() ? n.getColumn(0).getInt64() : 0;
+  if (selected.empty() || static_cast<int64_t>(selected.size()) == total) return w;
+  // Restricted: rebuild the iteration windows (start_k .. max(end_k, gpu_end_k), never overlapping).
+  SQLite::Statement q(
+      db, "SELECT iteration, start_ns, end_ns, gpu_end_ns FROM iteration WHERE trace_id = ? ORDER BY iteration");
+  q.bind(1, trace_id);
+  int64_t prev_end = INT64_MIN;
+  bool any = false;
+  Interval out{0, 0};
+  while (q.executeStep()) {
+    int64_t k = q.getColumn(0).getInt64();
+    int64_t s = std::max(q.getColumn(1).getInt64(), prev_end);
+    int64_t e = q.getColumn(2).getInt64();
+    if (!q.isColumnNull(3)) e = std::max(e, q.getColumn(3).getInt64());
+    e = std::max(e, s);
+    prev_end = e;
+    if (!std::binary_search(selected.begin(), selected.end(), k)) continue;
+    out = any ? Interval{std::min(out.start, s), std::max(out.end, e)} : Interval{s, e};
+    any = true;
+  }
+  restricted = any;
+  return any ? out : w;
+}
+
+class GpuUnderutilized final : public Detector {
+ public:
+  explicit GpuUnderutilized(const OptionValues& o)
+      : threshold_(o.number("threshold")),
+        chunks_(std::clamp<int64_t>(o.integer("chunks"), 1, 1000)),
+        target_(o.number("target_utilization")),
+        min_kernels_(o.integer("min_kernels")) {}
+
+  std::string_view id() const override { return "gpu-underutilized"; }
+  std::string_view title() const override { return "GPU is underutilized"; }
+  std::vector<std::string> needs() const override { return {"kernels"}; }
+
+  void run(const Facts& facts, int64_t trace_id, FindingSink& sink) const override {
+    const TraceSummary* s = facts.summary(trace_id);
+    auto& db = facts.db();
+    bool restricted = false;
+    Interval window = analysed_window(db, trace_id, restricted);
+    for (const auto& d : s->devices) {
+      if (d.window_ns <= 0 || d.kernel_count < min_kernels_) continue;
+      double util = d.gpu_utilization;
+      if (util >= threshold_) continue;
+      report_device(facts, trace_id, d, window, restricted, sink);
+    }
+  }
+
+ private:
+  void report_device(const Facts& facts, int64_t trace_id, const DeviceSummary& d, Interval window, bool restricted,
+                     FindingSink& sink) const {
+    const TraceSummary* s = facts.summary(trace_id);
+    auto& db = facts.db();
+    const int64_t W = d.window_ns;
+    const int64_t K = d.kernel_busy_ns;
+    auto cat = [&](const char* c) {
+      auto it = d.breakdown_ns.find(c);
+      return it == d.breakdown_ns.end() ? int64_t{0} : it->second;
+    };
+    const int64_t copies = cat("memcpy") + cat("memset");
+    double busy_share = static_cast<double>(d.gpu_busy_ns) / static_cast<double>(W);
+
+    // Utilization per chunk of the window (nsys gpu_time_util: chunks of equal length).
+    std::vector<double> chunk_util = chunk_utilization(db, trace_id, d.device_id, window);
+    int64_t chunk_len = window.length() > 0 ? (window.length() + chunks_ - 1) / chunks_ : 0;
+    int64_t low = 0, run_start = -1, best_start = -1, best_len = 0;
+    for (size_t i = 0; i <= chunk_util.size(); ++i) {
+      bool is_low = i < chunk_util.size() && chunk_util[i] < threshold_;
+      if (is_low) {
+        ++low;
+        if (run_start < 0) run_start = static_cast<int64_t>(i);
+      } else if (run_start >= 0) {
+        if (static_cast<int64_t>(i) - run_start > best_len) {
+          best_len = static_cast<int64_t>(i) - run_start;
+          best_start = run_start;
+        }
+        run_start = -1;
+      }
+    }
+
+    // What the GPU waits on: the biggest non-kernel part of the breakdown.
+    std::vector<Waiting> waits;
+    for (const char* c : {"memcpy", "memset", "runtime", "dataloader", "cpu", "idle"}) waits.push_back({c, cat(c)});
+    std::sort(waits.begin(), waits.end(), [](const Waiting& a, const Waiting& b) {
+      return a.ns > b.ns || (a.ns == b.ns && a.category < b.category);
+    });
+    const Waiting& top = waits.front();
+
+    // One API call that covers most of the window is start-up inside the capture.
+    std::string top_api;
+    int64_t top_api_ns = 0, top_api_max = 0, top_api_count = 0;
+    {
+      SQLite::Statement q(db,
+                          "SELECT name, count(*), sum(dur_ns), max(dur_ns) FROM api_call WHERE trace_id = ? "
+                          "AND start_ns < ? AND start_ns + dur_ns > ? GROUP BY name_id ORDER BY 3 DESC LIMIT 1");
+      q.bind(1, trace_id);
+      q.bind(2, window.end);
+      q.bind(3, window.start);
+      if (q.executeStep()) {
+        top_api = q.getColumn(0).getString();
+        top_api_count = q.getColumn(1).getInt64();
+        top_api_ns = q.getColumn(2).getInt64();
+        top_api_max = q.getColumn(3).getInt64();
+      }
+    }
+    bool startup = top_api_max > W / 2;
+
+    std::string device =
+        d.name.empty() ? fmt::format("GPU {}", d.device_id) : fmt::format("GPU {} ({})", d.device_id, d.name);
+    std::string problem =
+        fmt::format("Kernels keep {} busy only {} of the time: {} of the {} {} (threshold {}).", device,
+                    format_percent(d.gpu_utilization), format_ns(K), format_ns(W),
+                    restricted ? "selected iterations" : "capture window", format_percent(threshold_));
+    if (!chunk_util.empty())
+      problem += fmt::format(" Cut into {} chunks of {}, {} are below the threshold", chunk_util.size(),
+                             format_ns(chunk_len), low);
+    if (best_len > 1)
+      problem += fmt::format(", the longest low stretch running from +{} to +{} of the window",
+                             format_ns(best_start * chunk_len),
+                             format_ns(std::min((best_start + best_len) * chunk_len, window.length())));
+    if (!chunk_util.empty()) problem += ".";
+
+    bool transfer_bound = busy_share >= threshold_ && copies > K;
+    std::string rec;
+    std::string waits_on;
+    if (transfer_bound) {
+      problem += fmt::format(
+          " The GPU is not idle, though: memory copies and memsets occupy it {} of the time ({} of copies, "
+          "{} moved), so counting every GPU activity (nsys 'time utilization') it is {} busy. "
+          "The compute units wait on transfers: the job is transfer-bound, not compute-bound.",
+          format_percent(static_cast<double>(copies) / static_cast<double>(W)), format_ns(d.memcpy_time_ns),
+          format_bytes(d.memcpy_bytes), format_percent(busy_share));
+      waits_on = "memcpy";
+      rec =
+          "Cut the transfers before anything else (see memcpy-bound, and pageable-memcpy if the host memory is not "
+          "pinned): "
+          "keep tensors on the GPU between steps instead of moving them back and forth (no `.cpu()`/`.to(\"cpu\")` "
+          "round "
+          "trips, no host offload of activations or optimizer state unless memory forces it), overlap the copies that "
+          "remain with compute (`pin_memory=True`, `.to(device, non_blocking=True)`, a separate `torch.cuda.Stream` "
+          "for "
+          "prefetching), and prefer NVLink/peer copies over staging through host memory.";
+    } else if (startup) {
+      problem += fmt::format(
+          " One call dominates: {} took {} ({} of the window) — start-up (CUDA context creation, lazy "
+          "module loading, allocator growth) is inside the analysed window.",
+          top_api, format_ns(top_api_max), format_percent(static_cast<double>(top_api_max) / static_cast<double>(W)));
+      waits_on = "startup";
+      rec =
+          "Profile the steady state, not the start-up: run a few warm-up iterations before recording "
+          "(`torch.profiler.schedule(wait=1, warmup=1, active=5)` with `prof.step()` every iteration, or "
+          "`nsys profile --capture-range=cudaProfilerApi` with `torch.cuda.cudart().cudaProfilerStart()` after the "
+          "warm-up), "
+          "or restrict the analysis with `--iter-start`/`--iter-stop`; then judge the utilization again.";
+    } else {
+      waits_on = top.category;
+      problem += fmt::format(" Meanwhile the largest part of the window is {}: {} ({}).", describe(top.category),
+                             format_ns(top.ns), format_percent(static_cast<double>(top.ns) / static_cast<double>(W)));
+      if (top.category == "runtime" && !top_api.empty())
+        problem += fmt::format(" The busiest API is {} ({} calls, {}).", top_api, top_api_count, format_ns(top_api_ns));
+      rec = advice(top.category, top_api);
+      // Host overhead per step does not grow with the batch; input loading and copies do.
+      bool launch_like = top.category == "cpu" || top.category == "idle" ||
+                         (top.category == "runtime" && rec.find("launch-bound") != std::string::npos);
+      if (launch_like) rec += " A larger batch per step also raises utilization when memory allows (see batch-size).";
+    }
+
+    Finding f;
+    f.id = std::string(id());
+    f.title = std::string(title());
+    f.problem = std::move(problem);
+    f.recommendation = std::move(rec);
+    // Filling the idle kernel time up to the target: target x W - K. Other findings (dataloader-stall,
+    // launch-bound, host-sync, memcpy-bound...) estimate parts of the same gap more precisely.
+    f.estimated_savings_ns = std::max<int64_t>(0, static_cast<int64_t>(target_ * static_cast<double>(W)) - K);
+    if (startup) {
+      // Start-up inside the window says nothing about the job's steady state: a diagnostic.
+      f.diagnostic = true;
+      f.estimated_savings_ns = 0;
+    }
+    f.savings_method = fmt::format(
+        "{:.2f} x window - kernel busy time: the SM time left empty below the target utilization "
+        "`target_utilization`; it overlaps the findings that name the cause",
+        target_);
+    f.confidence = startup ? 0.3 : transfer_bound ? 0.5 : 0.4;
+    f.evidence["kernel_utilization"] = std::round(d.gpu_utilization * 10000) / 10000;
+    f.evidence["gpu_busy_share"] = std::round(busy_share * 10000) / 10000;
+    f.evidence["window_ns"] = W;
+    f.evidence["kernel_busy_ns"] = K;
+    f.evidence["copy_busy_ns"] = copies;
+    f.evidence["waits_on"] = waits_on;
+    nlohmann::ordered_json bd = nlohmann::ordered_json::object();
+    for (const auto& w : waits) bd[w.category] = w.ns;
+    f.evidence["non_kernel_ns"] = bd;
+    nlohmann::ordered_json cu = nlohmann::ordered_json::array();
+    for (double u : chunk_util) cu.push_back(std::round(u * 1000) / 1000);
+    f.evidence["chunk_ns"] = chunk_len;
+    f.evidence["chunk_utilization"] = cu;
+    f.evidence["low_chunks"] = low;
+    if (!top_api.empty()) {
+      f.evidence["top_api"] = top_api;
+      f.evidence["top_api_ns"] = top_api_ns;
+      f.evidence["top_api_max_ns"] = top_api_max;
+    }
+    f.scope.trace_id = trace_id;
+    f.scope.device_id = d.device_id;
+    f.scope.rank = s->rank;
+    sink.report(std::move(f));
+  }
+
+  static std::string describe(const std::string& c) {
+    if (c == "memcpy") return "memory copies";
+    if (c == "memset") return "memsets";
+    if (c == "runtime") return "CUDA runtime/driver calls on the host with no kernel running";
+    if (c == "dataloader") return "the DataLoader with no kernel running";
+    if (c == "cpu") return "host-side framework ops with no kernel running";
+    return "idle time: neither the GPU nor any recorded host op was busy";
+  }
+
+  static std::string advice(const std::string& c, const std::string& top_api) {
+    if (c == "dataloader")
+      return "Feed the GPU faster (see dataloader-stall): `DataLoader(num_workers=…, pin_memory=True, "
+             "persistent_workers=True, "
+             "prefetch_factor=…)`, lighter per-sample transforms, or GPU-side decoding/augmentation (e.g. NVIDIA "
+             "DALI).";
+    if (c == "memcpy" || c == "memset")
+      return "Reduce and overlap the copies (see memcpy-bound and pageable-memcpy): pinned memory with "
+             "`.to(device, non_blocking=True)`, keep tensors on the GPU, prefetch on a side stream.";
+    if (c == "runtime") {
+      auto has = [&](const char* t) { return top_api.find(t) != std::string::npos; };
+      if (has("Synchronize") || has("EventQuery") || has("StreamQuery"))
+        return "The host waits on the GPU and then feeds it late (see host-sync): remove per-step synchronizations "
+               "(`.item()`, `.cpu()`, `print` of tensors, `torch.cuda.synchronize()`) or move them off the critical "
+               "path.";
+      if (has("Memcpy"))
+        return "The host is blocked in copy calls (see sync-memcpy and pageable-memcpy): copies from pageable memory "
+               "and "
+               "device-to-host reads wait for the GPU; pin host buffers (`pin_memory=True`), use "
+               "`.to(device, non_blocking=True)`, and avoid reading results back every step.";
+      if (has("Malloc") || has("Free") || has("Create") || has("Destroy") || has("Register") || has("Module"))
+        return "The host spends its time allocating or setting up (cudaMalloc/cudaFree, stream/event creation, module "
+               "loading): outside warm-up this means the caching allocator is releasing and re-acquiring memory under "
+               "memory pressure (see batch-size) or objects are created every step; create streams/events once and "
+               "profile after the warm-up.";
+      return "The host spends its time launching work (see launch-bound): fuse small ops with `torch.compile(model)`, "
+             "replay "
+             "whole steps with CUDA graphs (`torch.compile(model, mode=\"reduce-overhead\")` or `torch.cuda.graphs`), "
+             "use foreach/fused optimizers (`torch.optim.AdamW(..., fused=True)`).";
+    }
+    if (c == "cpu")
+      return "Host-side framework overhead leaves the GPU waiting (see launch-bound): `torch.compile(model)` to cut "
+             "Python and "
+             "dispatcher overhead, CUDA graphs for static shapes (`mode=\"reduce-overhead\"`), and more work per "
+             "kernel.";
+    return "Nothing on the host was recorded while the GPU idled: the time goes to code outside profiled ops — in "
+           "eager "
+           "mode typically Python between ops (see launch-bound; `torch.compile(model)` or CUDA graphs remove it), "
+           "else data "
+           "preparation, logging, checkpointing or waiting for other processes. To find it, add "
+           "`torch.profiler.record_function(\"…\")` or NVTX ranges, or sample the host (`py-spy`, `nsys profile "
+           "--sample=cpu`).";
+  }
+
+  // Kernel-busy share of each of `chunks_` equal chunks of `window` on one device.
+  std::vector<double> chunk_utilization(SQLite::Database& db, int64_t trace_id, int64_t device_id,
+                                        Interval window) const {
+    std::vector<double> out;
+    if (window.length() <= 0) return out;
+    int64_t len = (window.length() + chunks_ - 1) / chunks_;
+    if (len <= 0) return out;
+    size_t n = static_cast<size_t>((window.length() + len - 1) / len);
+    std::vector<int64_t> busy(n, 0);
+    SQLite::Statement q(db,
+                        "SELECT start_ns, start_ns + dur_ns FROM _kernel WHERE trace_id = ? AND device_id IS ? "
+                        "AND start_ns < ? AND start_ns + dur_ns > ? ORDER BY start_ns");
+    q.bind(1, trace_id);
+    q.bind(2, device_id);
+    q.bind(3, window.end);
+    q.bind(4, window.start);
+    auto add = [&](Interval iv) {
+      iv.start = std::max(iv.start, window.start);
+      iv.end = std::min(iv.end, window.end);
+      for (int64_t t = iv.start; t < iv.end;) {
+        size_t c = static_cast<size_t>((t - window.start) / len);
+        int64_t chunk_end = window.start + static_cast<int64_t>(c + 1) * len;
+        int64_t e = std::min(iv.end, chunk_end);
+        busy[c] += e - t;
+        t = e;
+      }
+    };
+    std::optional<Interval> cur;  // streaming union of the sorted kernels
+    while (q.executeStep()) {
+      Interval k{q.getColumn(0).getInt64(), q.getColumn(1).getInt64()};
+      if (cur && k.start <= cur->end) {
+        cur->end = std::max(cur->end, k.end);
+      } else {
+        if (cur) add(*cur);
+        cur = k;
+      }
+    }
+    if (cur) add(*cur);
+    for (size_t c = 0; c < n; ++c) {
+      int64_t c_start = window.start + static_cast<int64_t>(c) * len;
+      int64_t c_len = std::min(len, window.end - c_start);
+      out.push_back(c_len > 0 ? static_cast<double>(busy[c]) / static_cast<double>(c_len) : 0.0);
+    }
+    return out;
+  }
+
+  double threshold_;
+  int64_t chunks_;
+  double target_;
+  int64_t min_kernels_;
+};
+
+}  // namespace
+
+DetectorInfo gpu_underutilized_info() {
+  return {
+      "gpu-underutilized",
+      {{"threshold", 0.5,
+        "report a device whose kernels are busy less than this share of the window (nsys gpu_time_util, TensorBoard "
+        "plugin)"},
+       {"chunks", 30, "number of equal chunks the window is cut into for the per-chunk utilization (nsys default 30)"},
+       {"target_utilization", 0.5, "utilization the estimate assumes a fix reaches"},
+       {"min_kernels", 20, "ignore devices that ran fewer kernels than this (too little GPU work to judge)"}},
+      [](const OptionValues& o) { return std::make_unique<GpuUnderutilized>(o); }};
+}
+
+}  // namespace proflint

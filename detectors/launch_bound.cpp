@@ -1,0 +1,187 @@
+// detectors/launch_bound.cpp — launch-bound
+// Flags a GPU that starves on kernel launches: short kernels, each launched only after the previous
+// work finished, so the GPU idles between them while the host runs framework code and launch calls.
+// Docs: docs/detectors/launch-bound.md
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "engine/analysis/detector.hpp"
+#include "engine/report/format.hpp"
+
+namespace proflint {
+
+namespace {
+
+class LaunchBound final : public Detector {
+ public:
+  explicit LaunchBound(const OptionValues& o)
+      : runtime_cutoff_ns_(o.integer("runtime_cutoff_ns")),
+        max_gap_ns_(o.integer("max_gap_ns")),
+        min_kernels_(o.integer("min_kernels")),
+        min_short_share_(o.number("min_short_share")),
+        min_idle_share_(o.number("min_idle_share")),
+        max_queue_depth_(o.number("max_queue_depth")),
+        recoverable_(std::clamp(o.number("recoverable_fraction"), 0.0, 1.0)) {}
+
+  std::string_view id() const override { return "launch-bound"; }
+  std::string_view title() const override { return "GPU starves on kernel launches"; }
+  std::vector<std::string> needs() const override { return {"kernels", "api_calls"}; }
+
+  void run(const Facts& facts, int64_t trace_id, FindingSink& sink) const override {
+    const TraceSummary* summary = facts.summary(trace_id);
+    if (!summary || summary->wall_ns <= 0) return;
+    auto& db = facts.db();
+    for (const DeviceSummary& dev : summary->devices) {
+      if (dev.kernel_count < min_kernels_ || dev.window_ns <= 0) continue;
+      // All GPU work of the device in start order, with the start and duration of its launching call.
+      struct Work {
+        int64_t id, start, end, api_start, api_dur, iteration;
+        bool kernel;
+      };
+      std::vector<Work> work;
+      SQLite::Statement q(db,
+                          "SELECT w.id, w.start_ns, w.dur_ns, a.start_ns, a.dur_ns, w.iteration, w.is_kernel FROM ("
+                          "  SELECT id, start_ns, dur_ns, api_call_id, iteration, 1 AS is_kernel FROM _kernel WHERE "
+                          "trace_id = ?1 AND device_id IS ?2"
+                          "  UNION ALL SELECT id, start_ns, dur_ns, api_call_id, iteration, 0 FROM _memcpy WHERE "
+                          "trace_id = ?1 AND device_id IS ?2"
+                          "  UNION ALL SELECT id, start_ns, dur_ns, api_call_id, iteration, 0 FROM _memset WHERE "
+                          "trace_id = ?1 AND device_id IS ?2"
+                          ") w LEFT JOIN _api_call a ON a.id = w.api_call_id ORDER BY w.start_ns, w.is_kernel, w.id");
+      q.bind(1, trace_id);
+      q.bind(2, dev.device_id);
+      while (q.executeStep()) {
+        int64_t start = q.getColumn(1).getInt64();
+        work.push_back({q.getColumn(0).getInt64(), start, start + q.getColumn(2).getInt64(),
+                        q.getColumn(3).isNull() ? -1 : q.getColumn(3).getInt64(),
+                        q.getColumn(4).isNull() ? -1 : q.getColumn(4).getInt64(),
+                        q.getColumn(5).isNull() ? -1 : q.getColumn(5).getInt64(), q.getColumn(6).getInt() == 1});
+      }
+
+      int64_t launched = 0, short_kernels = 0, late_gaps = 0, late_idle_ns = 0, first_iter = -1, last_iter = -1,
+              example = -1, example_gap = 0;
+      int64_t prev_end = -1;
+      std::vector<int64_t> launch_starts, ends;
+      for (const auto& w : work) {
+        if (w.api_start >= 0) {
+          launch_starts.push_back(w.api_start);
+          ends.push_back(w.end);
+        }
+        if (w.kernel && w.api_start >= 0) {
+          ++launched;
+          // HTA's "short GPU kernel": the launch call is cheap (<= runtime cutoff) yet the kernel is shorter still.
+          if (w.api_dur <= runtime_cutoff_ns_ && w.end - w.start < w.api_dur) ++short_kernels;
+          // The GPU had run dry before the host even started to launch this kernel: the idle gap is
+          // host/launch overhead. Long gaps are stalls of another kind (input, sync, sleep) and are left out.
+          int64_t gap = prev_end >= 0 ? w.start - prev_end : 0;
+          if (prev_end >= 0 && gap > 0 && w.api_start >= prev_end && gap <= max_gap_ns_) {
+            ++late_gaps;
+            late_idle_ns += gap;
+            if (gap > example_gap) {
+              example_gap = gap;
+              example = w.id;
+            }
+            if (w.iteration >= 0) {
+              first_iter = first_iter < 0 ? w.iteration : std::min(first_iter, w.iteration);
+              last_iter = std::max(last_iter, w.iteration);
+            }
+          }
+        }
+        prev_end = std::max(prev_end, w.end);
+      }
+      if (launched < min_kernels_) continue;
+      double short_share = static_cast<double>(short_kernels) / static_cast<double>(launched);
+      double idle_share = static_cast<double>(late_idle_ns) / static_cast<double>(dev.window_ns);
+      if (short_share < min_short_share_ || idle_share < min_idle_share_) continue;
+
+      // Queue depth seen by each launch: work launched before it and not finished yet (HTA's queue length).
+      std::sort(launch_starts.begin(), launch_starts.end());
+      std::sort(ends.begin(), ends.end());
+      std::vector<int64_t> depth;
+      depth.reserve(launch_starts.size());
+      for (int64_t t : launch_starts) {
+        auto launched_before = std::lower_bound(launch_starts.begin(), launch_starts.end(), t) - launch_starts.begin();
+        auto finished = std::upper_bound(ends.begin(), ends.end(), t) - ends.begin();
+        depth.push_back(std::max<int64_t>(0, launched_before - finished));
+      }
+      std::sort(depth.begin(), depth.end());
+      double median_depth = depth.empty() ? 0.0 : static_cast<double>(depth[depth.size() / 2]);
+      if (median_depth > max_queue_depth_) continue;
+
+      int64_t runtime_ns = 0;
+      if (auto it = dev.breakdown_ns.find("runtime"); it != dev.breakdown_ns.end()) runtime_ns = it->second;
+      int64_t gpu_idle = std::max<int64_t>(0, dev.window_ns - dev.gpu_busy_ns);
+      auto savings = static_cast<int64_t>(recoverable_ * static_cast<double>(std::min(late_idle_ns, gpu_idle)));
+
+      Finding f;
+      f.id = std::string(id());
+      f.title = std::string(title());
+      f.problem = fmt::format(
+          "GPU {} is busy only {} of the time: {} of its {} kernels ({}) are shorter than their own launch call "
+          "(launch "
+          "<= {}), the median launch finds {} operation(s) queued, and {} idle gaps totalling {} ({} of wall time) "
+          "open "
+          "because the host had not yet issued the next launch when the previous work finished. The host spends {} in "
+          "CUDA runtime calls while the GPU is idle.",
+          dev.device_id, format_percent(dev.gpu_utilization), short_kernels, launched, format_percent(short_share),
+          format_ns(runtime_cutoff_ns_), static_cast<int64_t>(median_depth), late_gaps, format_ns(late_idle_ns),
+          format_percent(idle_share), format_ns(runtime_ns));
+      f.recommendation =
+          "Remove per-kernel launch overhead: capture the steady-state step in a CUDA graph, e.g. "
+          "`torch.compile(model, mode=\"reduce-overhead\")`, or `torch.cuda.make_graphed_callables(...)` / "
+          "`torch.cuda.CUDAGraph` "
+          "with `torch.cuda.graph(g):` for static shapes (for vLLM-style inference, keep CUDA graphs enabled: no "
+          "`enforce_eager`); "
+          "give each launch more work with a larger batch or by batching requests; and fuse small ops "
+          "(`torch.compile(model)`, "
+          "fused optimizers with `fused=True`). TensorFlow: `@tf.function(jit_compile=True)`. CUDA: "
+          "cudaGraphInstantiate/"
+          "cudaGraphLaunch over the repeated kernel sequence.";
+      f.estimated_savings_ns = savings;
+      f.savings_method = fmt::format(
+          "GPU idle time in gaps (each <= {}) that opened because the next launch had not started yet, x {:.2f} "
+          "(recoverable_fraction, the share a CUDA graph replay removes)",
+          format_ns(max_gap_ns_), recoverable_);
+      f.confidence = 0.7;
+      f.evidence["kernels_launched"] = launched;
+      f.evidence["short_kernels"] = short_kernels;
+      f.evidence["short_kernel_share"] = short_share;
+      f.evidence["launch_gaps"] = late_gaps;
+      f.evidence["launch_gap_idle_ns"] = late_idle_ns;
+      f.evidence["gpu_idle_ns"] = gpu_idle;
+      f.evidence["runtime_breakdown_ns"] = runtime_ns;
+      f.evidence["median_queue_depth"] = median_depth;
+      f.evidence["gpu_utilization"] = dev.gpu_utilization;
+      f.evidence["example_kernel_id"] = example;
+      f.scope.trace_id = trace_id;
+      f.scope.device_id = dev.device_id;
+      if (first_iter >= 0) {
+        f.scope.iter_first = first_iter;
+        f.scope.iter_last = last_iter;
+      }
+      sink.report(std::move(f));
+    }
+  }
+
+ private:
+  int64_t runtime_cutoff_ns_, max_gap_ns_, min_kernels_;
+  double min_short_share_, min_idle_share_, max_queue_depth_, recoverable_;
+};
+
+}  // namespace
+
+DetectorInfo launch_bound_info() {
+  return {"launch-bound",
+          {{"runtime_cutoff_ns", 50000,
+            "a kernel is short when its launch call takes at most this long and the kernel less (HTA runtime_cutoff)"},
+           {"max_gap_ns", 1000000, "idle gaps longer than this are other stalls (input, sync), not launch overhead"},
+           {"min_kernels", 50, "devices with fewer launched kernels are not judged"},
+           {"min_short_share", 0.5, "report when at least this share of launched kernels is short"},
+           {"min_idle_share", 0.2, "and when the launch gaps add up to at least this share of wall time"},
+           {"max_queue_depth", 2.0, "and when the median launch finds at most this many operations queued"},
+           {"recoverable_fraction", 0.8, "share of the launch-gap idle time that CUDA graphs / fusion recover"}},
+          [](const OptionValues& o) { return std::make_unique<LaunchBound>(o); }};
+}
+
+}  // namespace proflint

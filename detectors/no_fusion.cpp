@@ -1,0 +1,245 @@
+// detectors/no_fusion.cpp — no-fusion
+// Flags long back-to-back runs of tiny elementwise/reduction kernels (per-parameter optimizer
+// updates, unfused activation chains) that a fused optimizer or a compiler would merge.
+// Docs: docs/detectors/no-fusion.md
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "engine/analysis/detector.hpp"
+#include "engine/report/format.hpp"
+
+namespace proflint {
+
+namespace {
+
+struct Span {
+  int64_t start = 0, end = 0;
+};
+
+int64_t union_length(std::vector<Span> spans) {
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
+  int64_t total = 0, cur_s = 0, cur_e = 0;
+  bool open = false;
+  for (const auto& s : spans) {
+    if (s.end <= s.start) continue;
+    if (open && s.start <= cur_e) {
+      cur_e = std::max(cur_e, s.end);
+      continue;
+    }
+    if (open) total += cur_e - cur_s;
+    cur_s = s.start;
+    cur_e = s.end;
+    open = true;
+  }
+  if (open) total += cur_e - cur_s;
+  return total;
+}
+
+class NoFusion final : public Detector {
+ public:
+  explicit NoFusion(const OptionValues& o)
+      : max_kernel_ns_(o.integer("max_kernel_ns")),
+        max_gap_ns_(o.integer("max_gap_ns")),
+        min_run_(std::max<int64_t>(2, o.integer("min_run"))),
+        fusion_factor_(std::max(1.0, o.number("fusion_factor"))),
+        min_share_(o.number("min_share")),
+        top_(static_cast<size_t>(std::max<int64_t>(1, o.integer("top")))) {}
+
+  std::string_view id() const override { return "no-fusion"; }
+  std::string_view title() const override { return "Long runs of tiny unfused elementwise kernels"; }
+  std::vector<std::string> needs() const override { return {"kernels"}; }
+
+  void run(const Facts& facts, int64_t trace_id, FindingSink& sink) const override {
+    const TraceSummary* summary = facts.summary(trace_id);
+    if (!summary || summary->wall_ns <= 0) return;
+    auto& db = facts.db();
+    for (const DeviceSummary& dev : summary->devices) {
+      if (dev.kernel_count < min_run_ || dev.window_ns <= 0) continue;
+      SQLite::Statement q(db,
+                          "SELECT id, stream_id, start_ns, dur_ns, category, op_id, iteration FROM _kernel "
+                          "WHERE trace_id = ? AND device_id IS ? ORDER BY stream_id, start_ns, id");
+      q.bind(1, trace_id);
+      q.bind(2, dev.device_id);
+      struct K {
+        int64_t id, stream, start, dur, op, iteration;
+        bool small;
+      };
+      std::vector<K> ks;
+      while (q.executeStep()) {
+        std::string cat = q.getColumn(4).isNull() ? "" : q.getColumn(4).getString();
+        int64_t dur = q.getColumn(3).getInt64();
+        ks.push_back({q.getColumn(0).getInt64(), q.getColumn(1).isNull() ? -1 : q.getColumn(1).getInt64(),
+                      q.getColumn(2).getInt64(), dur, q.getColumn(5).isNull() ? -1 : q.getColumn(5).getInt64(),
+                      q.getColumn(6).isNull() ? -1 : q.getColumn(6).getInt64(),
+                      (cat == "elementwise" || cat == "reduction") && dur <= max_kernel_ns_});
+      }
+      // Runs: consecutive small kernels on one stream, each starting within max_gap_ns of the previous end.
+      std::vector<Span> spans;
+      std::map<int64_t, int64_t> kernels_by_op;  // op id -> kernels in runs
+      int64_t run_kernels = 0, run_kernel_ns = 0, runs = 0, longest = 0, first_iter = -1, last_iter = -1, example = -1;
+      size_t i = 0;
+      while (i < ks.size()) {
+        if (!ks[i].small) {
+          ++i;
+          continue;
+        }
+        size_t j = i + 1;
+        while (j < ks.size() && ks[j].small && ks[j].stream == ks[i].stream &&
+               ks[j].start - (ks[j - 1].start + ks[j - 1].dur) <= max_gap_ns_)
+          ++j;
+        auto n = static_cast<int64_t>(j - i);
+        if (n >= min_run_) {
+          ++runs;
+          if (n > longest) {
+            longest = n;
+            example = ks[i].id;
+          }
+          spans.push_back({ks[i].start, ks[j - 1].start + ks[j - 1].dur});
+          for (size_t k = i; k < j; ++k) {
+            run_kernels += 1;
+            run_kernel_ns += ks[k].dur;
+            kernels_by_op[ks[k].op] += 1;
+            if (ks[k].iteration >= 0) {
+              first_iter = first_iter < 0 ? ks[k].iteration : std::min(first_iter, ks[k].iteration);
+              last_iter = std::max(last_iter, ks[k].iteration);
+            }
+          }
+        }
+        i = j;
+      }
+      if (runs == 0) continue;
+      int64_t span_ns = union_length(spans);
+      double wall_share = static_cast<double>(span_ns) / static_cast<double>(dev.window_ns);
+      if (wall_share < min_share_) continue;
+
+      // Top op names (and passes) that launched the run kernels.
+      struct OpAgg {
+        std::string name, pass;
+        int64_t kernels = 0;
+      };
+      std::map<std::pair<std::string, std::string>, int64_t> by_name;
+      {
+        SQLite::Statement o(db, "SELECT name, pass FROM op WHERE id = ?");
+        for (const auto& [op, n] : kernels_by_op) {
+          std::string name = "(no op)", pass = "other";
+          if (op >= 0) {
+            o.reset();
+            o.bind(1, op);
+            if (o.executeStep()) {
+              name = o.getColumn(0).getString();
+              pass = o.getColumn(1).isNull() ? "other" : o.getColumn(1).getString();
+            }
+          }
+          by_name[{name, pass}] += n;
+        }
+      }
+      std::vector<OpAgg> ops;
+      int64_t optimizer_kernels = 0, zero_fill_kernels = 0;
+      for (const auto& [k, n] : by_name) {
+        ops.push_back({k.first, k.second, n});
+        if (k.second == "optimizer") optimizer_kernels += n;
+        if (k.second == "optimizer" && (k.first == "aten::fill_" || k.first == "aten::zero_")) zero_fill_kernels += n;
+      }
+      std::stable_sort(ops.begin(), ops.end(), [](const OpAgg& a, const OpAgg& b) { return a.kernels > b.kernels; });
+      std::string op_text;
+      for (size_t k = 0; k < ops.size() && k < top_; ++k)
+        op_text += fmt::format("{}{} ({}) ×{}", k ? ", " : "", ops[k].name, ops[k].pass, ops[k].kernels);
+      bool optimizer = optimizer_kernels * 2 >= run_kernels;
+
+      Finding f;
+      f.id = std::string(id());
+      f.title = std::string(title());
+      f.problem = fmt::format(
+          "On GPU {}, {} runs of at least {} back-to-back elementwise/reduction kernels shorter than {} (longest run "
+          "{} kernels) "
+          "hold {} kernels taking {} ({} of kernel time) and span {} of GPU timeline ({} of wall time), most of it "
+          "launch and "
+          "memory-round-trip overhead. Top ops: {}.",
+          dev.device_id, runs, min_run_, format_ns(max_kernel_ns_), longest, run_kernels, format_ns(run_kernel_ns),
+          format_percent(dev.kernel_time_ns > 0
+                             ? static_cast<double>(run_kernel_ns) / static_cast<double>(dev.kernel_time_ns)
+                             : 0.0),
+          format_ns(span_ns), format_percent(wall_share), op_text);
+      std::string rec;
+      if (optimizer) {
+        rec =
+            "Most of these kernels are per-parameter optimizer updates: use the fused or multi-tensor optimizer, e.g. "
+            "`torch.optim.AdamW(model.parameters(), lr=..., fused=True)` (or `foreach=True`; SGD and Adam take the "
+            "same "
+            "flags), which updates all parameters in a few kernels. For the remaining elementwise chains, "
+            "`torch.compile(model)` "
+            "fuses them.";
+      } else {
+        rec =
+            "Let a compiler fuse the elementwise/reduction chains: `model = torch.compile(model)` in PyTorch (Inductor "
+            "generates "
+            "one kernel per chain), or use fused modules (e.g. fused LayerNorm/GELU, "
+            "`torch.nn.functional.scaled_dot_product_attention`); "
+            "if the kernels come from the optimizer, pass `fused=True` or `foreach=True` to it.";
+      }
+      if (zero_fill_kernels > 0)
+        rec += fmt::format(
+            " {} of the kernels zero-fill gradients one parameter at a time: call "
+            "`optimizer.zero_grad(set_to_none=True)` (the default since PyTorch 2.0) to skip them.",
+            zero_fill_kernels);
+      rec +=
+          " TensorFlow: compile the step with XLA, `@tf.function(jit_compile=True)` (or `model.compile(..., "
+          "jit_compile=True)`).";
+      f.recommendation = rec;
+      f.estimated_savings_ns = static_cast<int64_t>(static_cast<double>(span_ns) * (1.0 - 1.0 / fusion_factor_));
+      f.savings_method = fmt::format(
+          "GPU timeline spanned by the runs (kernels plus the launch gaps between them) x (1 - 1/{:.1f}), assuming "
+          "fusion merges "
+          "about {:.1f} kernels into one (fusion_factor)",
+          fusion_factor_, fusion_factor_);
+      f.confidence = optimizer ? 0.7 : 0.5;
+      f.evidence["runs"] = runs;
+      f.evidence["run_kernels"] = run_kernels;
+      f.evidence["longest_run"] = longest;
+      f.evidence["run_kernel_time_ns"] = run_kernel_ns;
+      f.evidence["run_span_ns"] = span_ns;
+      f.evidence["kernel_time_ns"] = dev.kernel_time_ns;
+      f.evidence["optimizer_kernels"] = optimizer_kernels;
+      auto top = nlohmann::ordered_json::array();
+      for (size_t k = 0; k < ops.size() && k < top_; ++k) {
+        nlohmann::ordered_json o;
+        o["op"] = ops[k].name;
+        o["pass"] = ops[k].pass;
+        o["kernels"] = ops[k].kernels;
+        top.push_back(std::move(o));
+      }
+      f.evidence["top_ops"] = std::move(top);
+      f.evidence["example_kernel_id"] = example;
+      f.scope.trace_id = trace_id;
+      f.scope.device_id = dev.device_id;
+      if (first_iter >= 0) {
+        f.scope.iter_first = first_iter;
+        f.scope.iter_last = last_iter;
+      }
+      sink.report(std::move(f));
+    }
+  }
+
+ private:
+  int64_t max_kernel_ns_, max_gap_ns_, min_run_;
+  double fusion_factor_, min_share_;
+  size_t top_;
+};
+
+}  // namespace
+
+DetectorInfo no_fusion_info() {
+  return {
+      "no-fusion",
+      {{"max_kernel_ns", 10000, "elementwise/reduction kernels at most this long count as tiny"},
+       {"max_gap_ns", 50000, "a run continues while the next tiny kernel starts within this gap on the same stream"},
+       {"min_run", 16, "runs shorter than this many kernels are ignored"},
+       {"fusion_factor", 4.0, "assumed number of tiny kernels fusion merges into one"},
+       {"min_share", 0.03, "report when the runs span at least this share of wall time"},
+       {"top", 5, "ops named in the finding"}},
+      [](const OptionValues& o) { return std::make_unique<NoFusion>(o); }};
+}
+
+}  // namespace proflint
