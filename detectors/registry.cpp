@@ -29,6 +29,7 @@ DetectorInfo slow_api_info();
 DetectorInfo sync_memcpy_info();
 DetectorInfo sync_memset_info();
 DetectorInfo tensor_core_shape_info();
+DetectorInfo unknown_kernels_info();
 
 const std::vector<DetectorInfo>& detector_registry() {
   static const std::vector<DetectorInfo> all = {
@@ -55,6 +56,7 @@ const std::vector<DetectorInfo>& detector_registry() {
       sync_memcpy_info(),
       sync_memset_info(),
       tensor_core_shape_info(),
+      unknown_kernels_info(),
   };
   return all;
 }
