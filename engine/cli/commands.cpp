@@ -25,8 +25,6 @@
 
 namespace proflint {
 
-namespace {
-
 // Command-line flags win over proflint.toml, which wins over built-in defaults.
 LoadOptions load_options(const CommonOptions& o) {
   Config config = load_config(o.config_path);
@@ -39,6 +37,8 @@ LoadOptions load_options(const CommonOptions& o) {
   l.rederive = l.derive.key_node || o.iter_start || o.iter_stop || !config.tensor_core_patterns.empty();
   return l;
 }
+
+namespace {
 
 // RFC 4180 field: quoted when it holds a comma, quote or line break.
 std::string csv_field(const std::string& s) {

@@ -37,6 +37,20 @@ int cmd_rules_list(const CommonOptions& options);
 int cmd_rules_explain(const CommonOptions& options, const std::string& id);
 int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze);
 
+// The load options the common flags and proflint.toml ask for (flags win over the file).
+LoadOptions load_options(const CommonOptions& options);
+
+// `proflint report`: DLProf-style report files (engine/cli/cmd_report.cpp, docs/reports.md).
+struct ReportOptions {
+  std::vector<std::string> reports;          // report names or 'all'
+  std::vector<std::string> formats{"csv"};   // csv, json
+  std::vector<std::string> domains;          // NVTX domains; empty = default domain + every named one
+  std::string output_path = ".";
+  std::string base_name = "proflint";
+  bool force = false;
+};
+int cmd_report(const CommonOptions& options, const ReportOptions& report);
+
 // Runs `body`, turning proflint::Error and library exceptions into "proflint: error: ..." on
 // stderr and exit code 2.
 int run_command(const std::function<int()>& body);

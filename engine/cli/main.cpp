@@ -51,6 +51,19 @@ int main(int argc, char** argv) {
   query->add_option("-o,--output", common.output, "output file (default stdout)");
   add_derive_flags(query);
 
+  ReportOptions report_opts;
+  auto* report = app.add_subcommand("report", "DLProf-style reports (summary, detail, iteration, ...) as CSV/JSON files");
+  report->add_option("PROFILE", common.inputs, "profile files or a saved store")->required();
+  report->add_option("--reports", report_opts.reports, "summary,detail,iteration,kernel,tensor,op_type,group_node,expert_systems or all")
+      ->delimiter(',')->required();
+  report->add_option("--formats", report_opts.formats, "csv, json or both (default csv)")->delimiter(',');
+  report->add_option("--output-path", report_opts.output_path, "folder for the report files (created if missing; default .)");
+  report->add_option("--base-name", report_opts.base_name, "file-name prefix (default proflint)");
+  report->add_option("--domains", report_opts.domains, "NVTX domains to report (default: the default domain and every named one)")
+      ->delimiter(',');
+  report->add_flag("--force", report_opts.force, "overwrite existing report files");
+  add_derive_flags(report);
+
   std::string explain_id;
   auto* rules = app.add_subcommand("rules", "built-in detectors and Lua rules");
   rules->require_subcommand(1);
@@ -75,6 +88,7 @@ int main(int argc, char** argv) {
   return run_command([&]() -> int {
     if (analyze->parsed()) return cmd_analyze(common, analyze_opts);
     if (summary->parsed()) return cmd_summary(common);
+    if (report->parsed()) return cmd_report(common, report_opts);
     if (ingest->parsed()) return cmd_ingest(common, db_path);
     if (query->parsed()) {
       common.inputs = {query_input};

@@ -61,6 +61,13 @@ void derive_trace(Store& store, int64_t trace_id, const DeriveOptions& options) 
   aggregate_op_gpu_time(t);
   auto breakdown = compute_breakdown(t);
   write_trace(store, t, breakdown);
+  // The aggregation range travels with the derived facts (schema/0002_reports.sql), so a saved
+  // store's readers restrict exactly as this derivation did.
+  SQLite::Statement range(store.db(), "UPDATE trace SET iter_start = ?, iter_stop = ? WHERE trace_id = ?");
+  if (options.iter_start) range.bind(1, *options.iter_start);
+  if (options.iter_stop) range.bind(2, *options.iter_stop);
+  range.bind(3, trace_id);
+  range.exec();
   tx.commit();
 }
 

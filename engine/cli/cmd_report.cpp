@@ -1,0 +1,149 @@
+// engine/cli/cmd_report.cpp — `proflint report`: DLProf-style reports written as files.
+//
+// Files are named <base>_<report>[_<domain>].<csv|json> in --output-path. Every report is built
+// in memory first; existing targets (without --force), an unknown report, format or domain, and
+// an unwritable folder are all refused before the first file is written, so a failed run leaves
+// no partial output. Each file is written atomically (write_output).
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include "engine/analysis/runner.hpp"
+#include "engine/cli/commands.hpp"
+#include "engine/common/error.hpp"
+#include "engine/common/suggest.hpp"
+#include "engine/config/config.hpp"
+#include "engine/report/dlprof/reports.hpp"
+#include "engine/report/output.hpp"
+
+namespace proflint {
+
+namespace {
+
+std::vector<std::string> checked_reports(const std::vector<std::string>& given) {
+  const auto& known = dlprof::report_names();
+  std::vector<std::string> out;
+  for (const auto& name : given) {
+    if (name == "all") {
+      for (const auto& k : known)
+        if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+      continue;
+    }
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      auto candidates = known;
+      candidates.push_back("all");
+      throw Error("unknown report '" + name + "'" + did_you_mean(name, candidates) +
+                  "; choose from summary, detail, iteration, kernel, tensor, op_type, group_node, expert_systems or all");
+    }
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  }
+  if (out.empty()) throw Error("--reports needs at least one report name (or 'all')");
+  return out;
+}
+
+std::vector<std::string> checked_formats(const std::vector<std::string>& given) {
+  static const std::vector<std::string> known = {"csv", "json"};
+  std::vector<std::string> out;
+  for (const auto& f : given) {
+    if (std::find(known.begin(), known.end(), f) == known.end())
+      throw Error("unknown report format '" + f + "'" + did_you_mean(f, known) + "; choose csv, json or both");
+    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+  }
+  if (out.empty()) out.push_back("csv");
+  return out;
+}
+
+// A domain name as a file-name part: path separators and blanks become '_'.
+std::string file_part(const std::string& s) {
+  std::string out = s;
+  for (char& c : out)
+    if (c == '/' || c == '\\' || c == ' ' || c == '\t' || c == ':') c = '_';
+  return out;
+}
+
+}  // namespace
+
+int cmd_report(const CommonOptions& options, const ReportOptions& report) {
+  namespace fs = std::filesystem;
+  auto names = checked_reports(report.reports);
+  auto formats = checked_formats(report.formats);
+  if (report.base_name.empty() || report.base_name.find('/') != std::string::npos)
+    throw Error("--base-name must be a plain file-name prefix, got '" + report.base_name + "'");
+
+  Store store = load_inputs(options.inputs, load_options(options));
+  dlprof::Model model = dlprof::load_model(store);
+
+  std::vector<std::string> domains;
+  if (report.domains.empty()) {
+    domains.push_back("");
+    domains.insert(domains.end(), model.domains.begin(), model.domains.end());
+  } else {
+    for (const auto& d : report.domains) {
+      if (std::find(model.domains.begin(), model.domains.end(), d) == model.domains.end()) {
+        std::string have;
+        for (const auto& x : model.domains) have += (have.empty() ? "" : ", ") + x;
+        throw Error("unknown NVTX domain '" + d + "'" + did_you_mean(d, model.domains) +
+                    (have.empty() ? "; the profile has no named NVTX domains (leave out --domains for the default domain)"
+                                  : "; the profile has: " + have));
+      }
+      if (std::find(domains.begin(), domains.end(), d) == domains.end()) domains.push_back(d);
+    }
+  }
+
+  std::optional<AnalysisResult> analysis;
+  if (std::find(names.begin(), names.end(), "expert_systems") != names.end()) {
+    Config config = load_config(options.config_path);
+    AnalysisOptions ao;
+    ao.detectors = config.detectors;
+    ao.suppressions = config.suppressions;
+    analysis = run_analysis(store, ao);
+  }
+  dlprof::ReportInput input{&store, &model, analysis ? &*analysis : nullptr};
+
+  // Build everything before touching the disk.
+  fs::path dir = report.output_path.empty() ? fs::path(".") : fs::path(report.output_path);
+  std::vector<std::pair<fs::path, std::string>> files;
+  for (const auto& domain : domains) {
+    for (const auto& name : names) {
+      dlprof::Report r = dlprof::build_report(name, input, domain);
+      std::string stem = report.base_name + "_" + name + (domain.empty() ? "" : "_" + file_part(domain));
+      for (const auto& f : formats) files.emplace_back(dir / (stem + "." + f), f == "csv" ? dlprof::render_csv(r) : dlprof::render_json(r));
+    }
+  }
+
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw input_error(dir.string(), "", "--output-path must be a folder, not a file");
+  if (!report.force) {
+    std::vector<std::string> existing;
+    for (const auto& [path, content] : files)
+      if (fs::exists(path, ec)) existing.push_back(path.string());
+    if (!existing.empty())
+      throw Error(existing.front() + " already exists" +
+                  (existing.size() > 1 ? " (and " + std::to_string(existing.size() - 1) + " more report file(s))" : "") +
+                  "; nothing was written. Use --force to overwrite, or another --output-path/--base-name");
+  }
+  if (!fs::exists(dir, ec)) {
+    fs::create_directories(dir, ec);
+    if (ec) throw input_error(dir.string(), "", "cannot create the output folder: " + ec.message());
+  }
+  if (access(dir.c_str(), W_OK | X_OK) != 0) throw input_error(dir.string(), "", "the output folder is not writable; nothing was written");
+
+  std::vector<fs::path> written;
+  try {
+    for (const auto& [path, content] : files) {
+      bool existed = fs::exists(path, ec);
+      write_output(path.string(), content);
+      if (!existed) written.push_back(path);
+    }
+  } catch (...) {
+    for (const auto& p : written) fs::remove(p, ec);
+    throw;
+  }
+  for (const auto& [path, content] : files) std::cout << "wrote " << path.string() << "\n";
+  return 0;
+}
+
+}  // namespace proflint
