@@ -4,6 +4,7 @@
 #include <SQLiteCpp/Statement.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 namespace proflint {
@@ -51,7 +52,10 @@ IterationSummary summarize_iterations(SQLite::Database& db, int64_t trace_id, co
   return it;
 }
 
-DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t device_id) {
+// `range` restricts GPU work to the iterations the derivation aggregated (--iter-start/--iter-stop,
+// recorded in trace.iter_start/iter_stop): the breakdown window is restricted, so the sums beside it
+// must be too. It is "" when unrestricted, else " AND <col> BETWEEN lo AND hi" with integers.
+DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t device_id, const std::string& range = "") {
   DeviceSummary d;
   d.device_id = device_id;
   {
@@ -79,7 +83,7 @@ DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t d
   SQLite::Statement k(db, "SELECT count(*), COALESCE(sum(dur_ns),0), "
                           "COALESCE(sum(CASE WHEN is_tensor_core = 1 THEN dur_ns END),0), "
                           "COALESCE(sum(CASE WHEN category = 'communication' THEN dur_ns END),0) "
-                          "FROM _kernel WHERE trace_id = ? AND device_id IS ?");
+                          "FROM _kernel WHERE trace_id = ? AND device_id IS ?" + range);
   k.bind(1, trace_id);
   k.bind(2, device_id);
   if (k.executeStep()) {
@@ -88,7 +92,7 @@ DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t d
     d.tensor_core_time_ns = k.getColumn(2).getInt64();
     d.communication_time_ns = k.getColumn(3).getInt64();
   }
-  SQLite::Statement m(db, "SELECT count(*), COALESCE(sum(dur_ns),0), COALESCE(sum(bytes),0) FROM _memcpy WHERE trace_id = ? AND device_id IS ?");
+  SQLite::Statement m(db, "SELECT count(*), COALESCE(sum(dur_ns),0), COALESCE(sum(bytes),0) FROM _memcpy WHERE trace_id = ? AND device_id IS ?" + range);
   m.bind(1, trace_id);
   m.bind(2, device_id);
   if (m.executeStep()) {
@@ -96,13 +100,14 @@ DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t d
     d.memcpy_time_ns = m.getColumn(1).getInt64();
     d.memcpy_bytes = m.getColumn(2).getInt64();
   }
-  d.memset_time_ns = scalar(db, "SELECT sum(dur_ns) FROM _memset WHERE trace_id = ? AND device_id IS ?", trace_id, device_id);
+  d.memset_time_ns = scalar(db, ("SELECT sum(dur_ns) FROM _memset WHERE trace_id = ? AND device_id IS ?" + range).c_str(), trace_id, device_id);
   // Eligible-but-not-used counts only the math kernels of eligible ops: helper kernels of a conv
   // (im2col, transposes) could not have used Tensor Cores anyway.
+  std::string k_range = range.empty() ? "" : " AND k." + range.substr(5);
   d.tc_eligible_not_used_ns = scalar(db,
-      "SELECT sum(k.dur_ns) FROM _kernel k JOIN _op o ON o.id = k.op_id "
-      "WHERE k.trace_id = ? AND k.device_id IS ? AND o.tc_eligible = 1 AND k.is_tensor_core = 0 "
-      "AND k.category IN ('gemm', 'conv', 'attention')", trace_id, device_id);
+      ("SELECT sum(k.dur_ns) FROM _kernel k JOIN _op o ON o.id = k.op_id "
+       "WHERE k.trace_id = ? AND k.device_id IS ? AND o.tc_eligible = 1 AND k.is_tensor_core = 0 "
+       "AND k.category IN ('gemm', 'conv', 'attention')" + k_range).c_str(), trace_id, device_id);
   if (d.window_ns > 0) d.gpu_utilization = static_cast<double>(d.kernel_busy_ns) / static_cast<double>(d.window_ns);
   if (d.kernel_time_ns > 0) d.tensor_core_share = static_cast<double>(d.tensor_core_time_ns) / static_cast<double>(d.kernel_time_ns);
   return d;
@@ -142,7 +147,17 @@ std::vector<TraceSummary> summarize(Store& store) {
     s.has_gpu_work = s.kernel_count + s.memcpy_count + s.memset_count > 0;
     SQLite::Statement devs(db, "SELECT DISTINCT device_id FROM breakdown WHERE trace_id = ? AND device_id >= 0 ORDER BY device_id");
     devs.bind(1, s.trace_id);
-    while (devs.executeStep()) s.devices.push_back(summarize_device(db, s.trace_id, devs.getColumn(0).getInt64()));
+    std::string range;
+    {
+      SQLite::Statement r(db, "SELECT iter_start, iter_stop FROM trace WHERE trace_id = ?");
+      r.bind(1, s.trace_id);
+      if (r.executeStep() && (!r.isColumnNull(0) || !r.isColumnNull(1))) {
+        int64_t lo = r.isColumnNull(0) ? INT64_MIN : r.getColumn(0).getInt64();
+        int64_t hi = r.isColumnNull(1) ? INT64_MAX : r.getColumn(1).getInt64();
+        range = " AND iteration BETWEEN " + std::to_string(lo) + " AND " + std::to_string(hi);
+      }
+    }
+    while (devs.executeStep()) s.devices.push_back(summarize_device(db, s.trace_id, devs.getColumn(0).getInt64(), range));
     s.iterations = summarize_iterations(db, s.trace_id, source);
     SQLite::Statement issues(db, "SELECT kind, count, COALESCE(example,''), COALESCE(location,'') FROM import_issue "
                                  "WHERE trace_id = ? ORDER BY count DESC, kind");
