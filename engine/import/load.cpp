@@ -1,6 +1,7 @@
 // engine/import/load.cpp — see load.hpp.
 #include "engine/import/load.hpp"
 
+#include <SQLiteCpp/Database.h>
 #include <sqlite3.h>
 
 #include <chrono>
@@ -8,21 +9,47 @@
 #include <iostream>
 
 #include "engine/common/error.hpp"
+#include "engine/store/migrations.hpp"
 
 namespace proflint {
 
 namespace {
 
-// Copies a saved store into a fresh in-memory store with the SQLite backup API.
-Store copy_store_into_memory(const std::string& path) {
-  Store source = Store::open_existing(path, /*read_only=*/true);
-  Store copy = Store::create_in_memory();
+void backup_into(const std::string& path, sqlite3* source, Store& copy) {
   sqlite3* dst = copy.db().getHandle();
-  sqlite3_backup* backup = sqlite3_backup_init(dst, "main", source.db().getHandle(), "main");
+  sqlite3_backup* backup = sqlite3_backup_init(dst, "main", source, "main");
   if (!backup) throw input_error(path, "", std::string("cannot read store: ") + sqlite3_errmsg(dst));
   int rc = sqlite3_backup_step(backup, -1);
   sqlite3_backup_finish(backup);
   if (rc != SQLITE_DONE) throw input_error(path, "", std::string("cannot read store: ") + sqlite3_errstr(rc));
+}
+
+int stored_schema_version(const std::string& path) {
+  try {
+    SQLite::Database probe(path, SQLite::OPEN_READONLY);
+    return probe.execAndGet("PRAGMA user_version").getInt();
+  } catch (const std::exception& e) {
+    throw input_error(path, "", std::string("cannot open store: ") + e.what());
+  }
+}
+
+// Copies a saved store into a fresh in-memory store with the SQLite backup API. A store saved by
+// an older proflint is upgraded in the copy (the user's file is never modified).
+Store copy_store_into_memory(const std::string& path) {
+  int version = stored_schema_version(path);
+  Store copy = Store::create_in_memory();
+  if (version >= 1 && version < latest_schema_version()) {
+    SQLite::Database source(path, SQLite::OPEN_READONLY);
+    backup_into(path, source.getHandle(), copy);
+    const auto& all = migrations();
+    for (size_t i = static_cast<size_t>(version); i < all.size(); ++i) {
+      copy.db().exec(all[i].sql);
+      copy.db().exec("PRAGMA user_version=" + std::to_string(i + 1));
+    }
+    return copy;
+  }
+  Store source = Store::open_existing(path, /*read_only=*/true);
+  backup_into(path, source.db().getHandle(), copy);
   return copy;
 }
 

@@ -1,4 +1,4 @@
--- user_version 1
+-- user_version 2
 -- table _api_call
 CREATE TABLE _api_call (
   id             INTEGER PRIMARY KEY,
@@ -264,7 +264,7 @@ CREATE TABLE trace (
   event_count     INTEGER NOT NULL DEFAULT 0, -- events/rows read from the file, kept or not
   file_bytes      INTEGER,             -- size of the input file on disk
   iteration_source TEXT                -- derived: how iterations were found ('profiler_step', 'key_node', 'nvtx', 'auto_period', 'none')
-);
+, iter_start INTEGER, iter_stop INTEGER);
 
 -- view api_call
 CREATE VIEW api_call AS

@@ -1,6 +1,7 @@
 // tests/report/report_cli_test.cpp — `proflint report` end to end: golden files per report, the
 // saved-store round trip (same bytes as from the profile, with and without derive flags), and
 // bad input (exit 2, a clear message, nothing written).
+#include <SQLiteCpp/Database.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -165,4 +166,23 @@ TEST(ReportCli, OutputPathThatCannotBeAFolderIsRefused) {
   EXPECT_EQ(b.exit_code, 2);
   EXPECT_NE(b.err.find("cannot create the output folder"), std::string::npos) << b.err;
   EXPECT_EQ(files_in(dir).size(), 1u);
+}
+
+// A store saved before schema version 2 (no trace.iter_start/iter_stop) is upgraded in memory,
+// never on disk, and reports as the profile does.
+TEST(ReportCli, StoreFromSchemaVersion1IsUpgradedInMemory) {
+  auto dir = fresh_dir("v1store");
+  auto db_path = dir / "v1.db";
+  ASSERT_EQ(run_proflint("ingest " + fixture() + " --db " + shell_quote(db_path.string())).exit_code, 0);
+  {
+    SQLite::Database db(db_path.string(), SQLite::OPEN_READWRITE);
+    db.exec("ALTER TABLE trace DROP COLUMN iter_start; ALTER TABLE trace DROP COLUMN iter_stop; PRAGMA user_version=1");
+  }
+  auto a = dir / "a", b = dir / "b";
+  auto rb = run_proflint("report " + shell_quote(db_path.string()) + " --reports summary,detail --output-path " + shell_quote(b.string()));
+  ASSERT_EQ(rb.exit_code, 0) << rb.err;
+  ASSERT_EQ(run_proflint("report " + fixture() + " --reports summary,detail --output-path " + shell_quote(a.string())).exit_code, 0);
+  EXPECT_EQ(files_in(a), files_in(b));
+  SQLite::Database db(db_path.string(), SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), 1) << "the user's file is never modified";
 }
