@@ -446,6 +446,7 @@ Report build_summary(const ReportInput& in, const std::string& domain) {
     if (tr.framework) frameworks.insert(*tr.framework);
     formats.insert(tr.format + (tr.tool_version ? " " + *tr.tool_version : ""));
   }
+  size_t gpu_count_row = sys.rows.size();
   sys.rows.push_back({std::string("GPU Count"), gpu_count});
   sys.rows.push_back({std::string("GPU Name(s)"), text_cell(join(gpu_names))});
   sys.rows.push_back({std::string("Framework"), text_cell(join(frameworks))});
@@ -466,6 +467,21 @@ Report build_summary(const ReportInput& in, const std::string& domain) {
   std::set<int64_t> traces_with_gpu;
   for (const auto& [k, v] : per_device)
     if (k.second >= 0) traces_with_gpu.insert(k.first);
+  // Several traces of one job (one per rank) each list the node's GPUs: a listed GPU that ran
+  // nothing counts only when no trace ran work on a GPU with that id on that host (host unknown =
+  // the same host), so the ranks of a 2-GPU DDP job give 2 GPUs, not 4.
+  std::map<int64_t, std::string> host_of;
+  {
+    SQLite::Statement q(db, "SELECT trace_id, COALESCE(host_name, '') FROM trace");
+    while (q.executeStep()) host_of[q.getColumn(0).getInt64()] = q.getColumn(1).getString();
+  }
+  std::set<std::pair<std::string, int64_t>> used;
+  for (const auto& [k, cats] : per_device)
+    if (!cats.empty() && k.second >= 0) used.insert({host_of[k.first], k.second});
+  for (auto it = per_device.begin(); it != per_device.end();) {
+    bool idle_duplicate = it->second.empty() && m.traces.size() > 1 && used.count({host_of[it->first.first], it->first.second});
+    it = idle_duplicate ? per_device.erase(it) : std::next(it);
+  }
   int64_t wall = 0;
   double tc = 0, nontc = 0, mem = 0, cpu = 0, other = 0, util = 0;
   int64_t n_devices = 0;
@@ -487,6 +503,9 @@ Report build_summary(const ReportInput& in, const std::string& domain) {
     other += pct(get("idle"), window);
     util += pct(get("kernel_tc") + get("kernel_other") + get("communication"), window);
   }
+  int64_t visible_gpus = 0;
+  for (const auto& [k, cats] : per_device) visible_gpus += k.second >= 0 ? 1 : 0;
+  sys.rows[gpu_count_row][1] = visible_gpus;
   auto avg = [&](double v) { return n_devices ? v / static_cast<double>(n_devices) : 0.0; };
   // Tensor Core kernel utilization: TC kernel time over the kernel time of TC-eligible nodes.
   int64_t eligible_ns = 0, eligible_tc_ns = 0;
