@@ -34,8 +34,9 @@ std::vector<std::string> checked_reports(const std::vector<std::string>& given) 
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       auto candidates = known;
       candidates.push_back("all");
-      throw Error("unknown report '" + name + "'" + did_you_mean(name, candidates) +
-                  "; choose from summary, detail, iteration, kernel, tensor, op_type, group_node, expert_systems or all");
+      throw Error(
+          "unknown report '" + name + "'" + did_you_mean(name, candidates) +
+          "; choose from summary, detail, iteration, kernel, tensor, op_type, group_node, expert_systems or all");
     }
     if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
   }
@@ -85,8 +86,9 @@ int cmd_report(const CommonOptions& options, const ReportOptions& report) {
         std::string have;
         for (const auto& x : model.domains) have += (have.empty() ? "" : ", ") + x;
         throw Error("unknown NVTX domain '" + d + "'" + did_you_mean(d, model.domains) +
-                    (have.empty() ? "; the profile has no named NVTX domains (leave out --domains for the default domain)"
-                                  : "; the profile has: " + have));
+                    (have.empty()
+                         ? "; the profile has no named NVTX domains (leave out --domains for the default domain)"
+                         : "; the profile has: " + have));
       }
       if (std::find(domains.begin(), domains.end(), d) == domains.end()) domains.push_back(d);
     }
@@ -109,7 +111,8 @@ int cmd_report(const CommonOptions& options, const ReportOptions& report) {
     for (const auto& name : names) {
       dlprof::Report r = dlprof::build_report(name, input, domain);
       std::string stem = report.base_name + "_" + name + (domain.empty() ? "" : "_" + file_part(domain));
-      for (const auto& f : formats) files.emplace_back(dir / (stem + "." + f), f == "csv" ? dlprof::render_csv(r) : dlprof::render_json(r));
+      for (const auto& f : formats)
+        files.emplace_back(dir / (stem + "." + f), f == "csv" ? dlprof::render_csv(r) : dlprof::render_json(r));
     }
   }
 
@@ -121,15 +124,17 @@ int cmd_report(const CommonOptions& options, const ReportOptions& report) {
     for (const auto& [path, content] : files)
       if (fs::exists(path, ec)) existing.push_back(path.string());
     if (!existing.empty())
-      throw Error(existing.front() + " already exists" +
-                  (existing.size() > 1 ? " (and " + std::to_string(existing.size() - 1) + " more report file(s))" : "") +
-                  "; nothing was written. Use --force to overwrite, or another --output-path/--base-name");
+      throw Error(
+          existing.front() + " already exists" +
+          (existing.size() > 1 ? " (and " + std::to_string(existing.size() - 1) + " more report file(s))" : "") +
+          "; nothing was written. Use --force to overwrite, or another --output-path/--base-name");
   }
   if (!fs::exists(dir, ec)) {
     fs::create_directories(dir, ec);
     if (ec) throw input_error(dir.string(), "", "cannot create the output folder: " + ec.message());
   }
-  if (access(dir.c_str(), W_OK | X_OK) != 0) throw input_error(dir.string(), "", "the output folder is not writable; nothing was written");
+  if (access(dir.c_str(), W_OK | X_OK) != 0)
+    throw input_error(dir.string(), "", "the output folder is not writable; nothing was written");
 
   std::vector<fs::path> written;
   try {

@@ -16,7 +16,8 @@ using namespace proflint::testing;
 
 namespace {
 
-const std::vector<std::string> kReports = {"summary", "detail", "iteration", "kernel", "tensor", "op_type", "group_node", "expert_systems"};
+const std::vector<std::string> kReports = {"summary", "detail",  "iteration",  "kernel",
+                                           "tensor",  "op_type", "group_node", "expert_systems"};
 
 std::string fixture() { return shell_quote(fixture_path("report_mlp.json.gz").string()); }
 
@@ -39,8 +40,10 @@ size_t csv_records(const std::string& text) {
   size_t n = 0;
   bool quoted = false;
   for (char c : text) {
-    if (c == '"') quoted = !quoted;
-    else if (c == '\n' && !quoted) ++n;
+    if (c == '"')
+      quoted = !quoted;
+    else if (c == '\n' && !quoted)
+      ++n;
   }
   return n;
 }
@@ -51,7 +54,8 @@ size_t csv_records(const std::string& text) {
 // hold the same rows as their CSV. PROFLINT_UPDATE_GOLDENS=1 rewrites tests/golden/reports/mlp/.
 TEST(ReportCli, GoldenReportsOnTheMlpFixture) {
   auto out = fresh_dir("golden");
-  auto r = run_proflint("report " + fixture() + " --reports all --formats csv,json --base-name mlp --output-path " + shell_quote(out.string()));
+  auto r = run_proflint("report " + fixture() + " --reports all --formats csv,json --base-name mlp --output-path " +
+                        shell_quote(out.string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto files = files_in(out);
   ASSERT_EQ(files.size(), 16u);
@@ -76,7 +80,8 @@ TEST(ReportCli, GoldenReportsOnTheMlpFixture) {
   }
   for (const auto& name : kept) {
     ASSERT_TRUE(fs::exists(golden / name)) << "missing " << (golden / name) << "; run with PROFLINT_UPDATE_GOLDENS=1";
-    EXPECT_EQ(slurp((golden / name).string()), files[name]) << name << " changed; review, then PROFLINT_UPDATE_GOLDENS=1 to accept";
+    EXPECT_EQ(slurp((golden / name).string()), files[name])
+        << name << " changed; review, then PROFLINT_UPDATE_GOLDENS=1 to accept";
   }
 }
 
@@ -109,8 +114,15 @@ TEST(ReportCli, SavedStoreGivesTheSameReportBytesAsTheProfile) {
   std::string db2 = shell_quote((dir / "s2.db").string());
   ASSERT_EQ(run_proflint("ingest " + fixture() + " --iter-start 1 --iter-stop 1 --db " + db2).exit_code, 0);
   auto a = dir / "ranged_profile", b = dir / "ranged_store";
-  ASSERT_EQ(run_proflint("report " + fixture() + " --reports summary,kernel,iteration --iter-start 1 --iter-stop 1 --output-path " + shell_quote(a.string())).exit_code, 0);
-  ASSERT_EQ(run_proflint("report " + db2 + " --reports summary,kernel,iteration --output-path " + shell_quote(b.string())).exit_code, 0);
+  ASSERT_EQ(run_proflint("report " + fixture() +
+                         " --reports summary,kernel,iteration --iter-start 1 --iter-stop 1 --output-path " +
+                         shell_quote(a.string()))
+                .exit_code,
+            0);
+  ASSERT_EQ(
+      run_proflint("report " + db2 + " --reports summary,kernel,iteration --output-path " + shell_quote(b.string()))
+          .exit_code,
+      0);
   EXPECT_EQ(files_in(a), files_in(b));
   EXPECT_NE(files_in(a)["proflint_summary.csv"].find("Iterations,Aggregated Iterations,Value,1\n"), std::string::npos);
 }
@@ -131,10 +143,12 @@ TEST(ReportCli, MissingReportsFlagIsAUsageError) {
 
 TEST(ReportCli, UnknownFormatAndDomainAreRefused) {
   auto dir = fresh_dir("domain") / "out";
-  auto f = run_proflint("report " + fixture() + " --reports summary --formats jsn --output-path " + shell_quote(dir.string()));
+  auto f = run_proflint("report " + fixture() + " --reports summary --formats jsn --output-path " +
+                        shell_quote(dir.string()));
   EXPECT_EQ(f.exit_code, 2);
   EXPECT_NE(f.err.find("unknown report format 'jsn' (did you mean 'json'?)"), std::string::npos) << f.err;
-  auto d = run_proflint("report " + fixture() + " --reports summary --domains Forward --output-path " + shell_quote(dir.string()));
+  auto d = run_proflint("report " + fixture() + " --reports summary --domains Forward --output-path " +
+                        shell_quote(dir.string()));
   EXPECT_EQ(d.exit_code, 2);
   EXPECT_NE(d.err.find("unknown NVTX domain 'Forward'"), std::string::npos) << d.err;
   EXPECT_NE(d.err.find("no named NVTX domains"), std::string::npos) << d.err;
@@ -150,7 +164,8 @@ TEST(ReportCli, ExistingFilesNeedForceAndNothingIsWrittenWithoutIt) {
   EXPECT_NE(r.err.find("--force"), std::string::npos) << r.err;
   EXPECT_EQ(slurp((dir / "proflint_kernel.csv").string()), "keep me\n");
   EXPECT_FALSE(fs::exists(dir / "proflint_summary.csv")) << "no partial output";
-  auto f = run_proflint("report " + fixture() + " --reports summary,kernel --force --output-path " + shell_quote(dir.string()));
+  auto f = run_proflint("report " + fixture() + " --reports summary,kernel --force --output-path " +
+                        shell_quote(dir.string()));
   EXPECT_EQ(f.exit_code, 0) << f.err;
   EXPECT_NE(slurp((dir / "proflint_kernel.csv").string()), "keep me\n");
   EXPECT_TRUE(fs::exists(dir / "proflint_summary.csv"));
@@ -159,10 +174,12 @@ TEST(ReportCli, ExistingFilesNeedForceAndNothingIsWrittenWithoutIt) {
 TEST(ReportCli, OutputPathThatCannotBeAFolderIsRefused) {
   auto dir = fresh_dir("notafolder");
   std::ofstream(dir / "file") << "x";
-  auto a = run_proflint("report " + fixture() + " --reports summary --output-path " + shell_quote((dir / "file").string()));
+  auto a =
+      run_proflint("report " + fixture() + " --reports summary --output-path " + shell_quote((dir / "file").string()));
   EXPECT_EQ(a.exit_code, 2);
   EXPECT_NE(a.err.find("must be a folder"), std::string::npos) << a.err;
-  auto b = run_proflint("report " + fixture() + " --reports summary --output-path " + shell_quote((dir / "file" / "sub").string()));
+  auto b = run_proflint("report " + fixture() + " --reports summary --output-path " +
+                        shell_quote((dir / "file" / "sub").string()));
   EXPECT_EQ(b.exit_code, 2);
   EXPECT_NE(b.err.find("cannot create the output folder"), std::string::npos) << b.err;
   EXPECT_EQ(files_in(dir).size(), 1u);
@@ -179,9 +196,12 @@ TEST(ReportCli, StoreFromSchemaVersion1IsUpgradedInMemory) {
     db.exec("ALTER TABLE trace DROP COLUMN iter_start; ALTER TABLE trace DROP COLUMN iter_stop; PRAGMA user_version=1");
   }
   auto a = dir / "a", b = dir / "b";
-  auto rb = run_proflint("report " + shell_quote(db_path.string()) + " --reports summary,detail --output-path " + shell_quote(b.string()));
+  auto rb = run_proflint("report " + shell_quote(db_path.string()) + " --reports summary,detail --output-path " +
+                         shell_quote(b.string()));
   ASSERT_EQ(rb.exit_code, 0) << rb.err;
-  ASSERT_EQ(run_proflint("report " + fixture() + " --reports summary,detail --output-path " + shell_quote(a.string())).exit_code, 0);
+  ASSERT_EQ(run_proflint("report " + fixture() + " --reports summary,detail --output-path " + shell_quote(a.string()))
+                .exit_code,
+            0);
   EXPECT_EQ(files_in(a), files_in(b));
   SQLite::Database db(db_path.string(), SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), 1) << "the user's file is never modified";

@@ -16,8 +16,8 @@ namespace {
 // The five duration shares partition each GPU's window, so their average adds to 100.
 void expect_shares_add_up(const dlprof::Report& s) {
   double sum = 0;
-  for (const char* row : {"Tensor Core Kernel Duration %", "Non-Tensor Core Kernel Duration %", "Memory Duration %", "CPU Duration %",
-                          "Other Duration %"})
+  for (const char* row : {"Tensor Core Kernel Duration %", "Non-Tensor Core Kernel Duration %", "Memory Duration %",
+                          "CPU Duration %", "Other Duration %"})
     sum += num_cell(summary_value(s, "Summary", row));
   EXPECT_NEAR(sum, 100.0, 1e-6);
   EXPECT_NEAR(num_cell(summary_value(s, "Summary", "GPU Utilization %")),
@@ -32,8 +32,10 @@ std::map<std::string, int64_t> sql_gpu_time_by_op_type(Store& store) {
   SQLite::Statement q(store.db(),
                       "WITH RECURSIVE chain(kernel_id, op_id) AS ("
                       "  SELECT id, op_id FROM kernel WHERE op_id IS NOT NULL"
-                      "  UNION ALL SELECT c.kernel_id, o.parent_id FROM chain c JOIN op o ON o.id = c.op_id WHERE o.parent_id IS NOT NULL) "
-                      "SELECT t.op_type, SUM(k.dur_ns) FROM (SELECT DISTINCT c.kernel_id, o.op_type FROM chain c JOIN op o ON o.id = c.op_id) t "
+                      "  UNION ALL SELECT c.kernel_id, o.parent_id FROM chain c JOIN op o ON o.id = c.op_id WHERE "
+                      "o.parent_id IS NOT NULL) "
+                      "SELECT t.op_type, SUM(k.dur_ns) FROM (SELECT DISTINCT c.kernel_id, o.op_type FROM chain c JOIN "
+                      "op o ON o.id = c.op_id) t "
                       "JOIN kernel k ON k.id = t.kernel_id GROUP BY t.op_type");
   while (q.executeStep()) out[q.getColumn(0).getString()] = q.getColumn(1).getInt64();
   return out;
@@ -62,25 +64,32 @@ void expect_common_cross_checks(Built& b) {
   auto op_type = report_of(b, "op_type").tables[0];
   auto expected = sql_gpu_time_by_op_type(store);
   size_t name = column_index(op_type, "Op Name"), gpu = column_index(op_type, "Total GPU Time (ns)");
-  for (const auto& row : op_type.rows) EXPECT_EQ(int_cell(row[gpu]), expected[text_cell(row[name])]) << text_cell(row[name]);
+  for (const auto& row : op_type.rows)
+    EXPECT_EQ(int_cell(row[gpu]), expected[text_cell(row[name])]) << text_cell(row[name]);
 
   // Tensor report: the eligible ops' inclusive GPU time.
   auto tensor = report_of(b, "tensor").tables[0];
-  EXPECT_EQ(column_sum(tensor, "Total GPU Time (ns)"), sql_int(store, "SELECT SUM(gpu_time_ns) FROM op WHERE tc_eligible = 1"));
-  EXPECT_EQ(column_sum(tensor, "TC GPU Time (ns)"), sql_int(store, "SELECT SUM(tc_time_ns) FROM op WHERE tc_eligible = 1"));
+  EXPECT_EQ(column_sum(tensor, "Total GPU Time (ns)"),
+            sql_int(store, "SELECT SUM(gpu_time_ns) FROM op WHERE tc_eligible = 1"));
+  EXPECT_EQ(column_sum(tensor, "TC GPU Time (ns)"),
+            sql_int(store, "SELECT SUM(tc_time_ns) FROM op WHERE tc_eligible = 1"));
 
   // Summary: all-ops GPU time is every attributed kernel once; all-kernels adds copies and memsets.
   EXPECT_EQ(int_cell(summary_value(summary, "All Ops", "All Op", "GPU Time (ns)")),
             sql_int(store, "SELECT SUM(dur_ns) FROM kernel WHERE op_id IS NOT NULL"));
-  EXPECT_EQ(int_cell(summary_value(summary, "All Kernels", "All Kernels", "GPU Time (ns)")),
-            sql_int(store, "SELECT (SELECT COALESCE(SUM(dur_ns),0) FROM kernel) + (SELECT COALESCE(SUM(dur_ns),0) FROM memcpy) + "
-                           "(SELECT COALESCE(SUM(dur_ns),0) FROM memset)"));
+  EXPECT_EQ(
+      int_cell(summary_value(summary, "All Kernels", "All Kernels", "GPU Time (ns)")),
+      sql_int(store,
+              "SELECT (SELECT COALESCE(SUM(dur_ns),0) FROM kernel) + (SELECT COALESCE(SUM(dur_ns),0) FROM memcpy) + "
+              "(SELECT COALESCE(SUM(dur_ns),0) FROM memset)"));
   int64_t parts = 0;
   for (const char* row : {"Ops Using TC", "Op eligible for TC but not using", "All other ops"})
     parts += int_cell(summary_value(summary, "All Ops", row, "GPU Time (ns)"));
   EXPECT_EQ(parts, int_cell(summary_value(summary, "All Ops", "All Op", "GPU Time (ns)")));
   EXPECT_EQ(int_cell(summary_value(summary, "Summary", "Wall Clock Time (ns)")),
-            sql_int(store, "SELECT MAX(t) FROM (SELECT SUM(time_ns) AS t FROM breakdown WHERE iteration = -1 GROUP BY trace_id, device_id)"));
+            sql_int(store,
+                    "SELECT MAX(t) FROM (SELECT SUM(time_ns) AS t FROM breakdown WHERE iteration = -1 GROUP BY "
+                    "trace_id, device_id)"));
 }
 
 }  // namespace
@@ -91,16 +100,20 @@ TEST(ReportRealdata, ResNet50KinetoCrossChecks) {
   expect_common_cross_checks(b);
   auto summary = report_of(b, "summary");
   // Iterations: one per host-side ProfilerStep#N annotation (6 in this profile).
-  int64_t steps = sql_int(b.store, "SELECT COUNT(*) FROM range WHERE kind = 'user_annotation' AND name LIKE 'ProfilerStep#%'");
+  int64_t steps =
+      sql_int(b.store, "SELECT COUNT(*) FROM range WHERE kind = 'user_annotation' AND name LIKE 'ProfilerStep#%'");
   EXPECT_EQ(steps, 6);
   EXPECT_EQ(int_cell(summary_value(summary, "Iterations", "Total Iterations")), steps);
   EXPECT_EQ(int_cell(summary_value(summary, "Iterations", "Aggregated Iterations")), steps);
   EXPECT_EQ(text_cell(summary_value(summary, "Iterations", "Iteration Source")), "profiler_step");
   // Four V100s are listed, one is used: utilization is the average over all four (DLProf's rule).
   EXPECT_EQ(int_cell(summary_value(summary, "System Config", "GPU Count")), 4);
-  double busy = static_cast<double>(sql_int(b.store, "SELECT SUM(time_ns) FROM breakdown WHERE iteration = -1 AND device_id = 0 AND "
-                                                     "category IN ('kernel_tc', 'kernel_other', 'communication')"));
-  double window = static_cast<double>(sql_int(b.store, "SELECT SUM(time_ns) FROM breakdown WHERE iteration = -1 AND device_id = 0"));
+  double busy =
+      static_cast<double>(sql_int(b.store,
+                                  "SELECT SUM(time_ns) FROM breakdown WHERE iteration = -1 AND device_id = 0 AND "
+                                  "category IN ('kernel_tc', 'kernel_other', 'communication')"));
+  double window = static_cast<double>(
+      sql_int(b.store, "SELECT SUM(time_ns) FROM breakdown WHERE iteration = -1 AND device_id = 0"));
   EXPECT_NEAR(num_cell(summary_value(summary, "Summary", "GPU Utilization %")), 100.0 * busy / window / 4.0, 1e-9);
   // FP32 model: no Tensor Core kernels, so 0% TC utilization and no op using them.
   EXPECT_EQ(num_cell(summary_value(summary, "Summary", "Tensor Core Kernel Utilization %")), 0.0);
@@ -125,11 +138,13 @@ TEST(ReportRealdata, ResNet50IterationRangeRestrictsEveryReport) {
   o.iter_stop = 3;
   Built b = load_for_reports(path, o);
   auto kernel = report_of(b, "kernel").tables[0];
-  EXPECT_EQ(column_sum(kernel, "Total GPU Time (ns)"), sql_int(b.store, "SELECT SUM(dur_ns) FROM kernel WHERE iteration BETWEEN 1 AND 3"));
+  EXPECT_EQ(column_sum(kernel, "Total GPU Time (ns)"),
+            sql_int(b.store, "SELECT SUM(dur_ns) FROM kernel WHERE iteration BETWEEN 1 AND 3"));
   EXPECT_EQ(report_of(b, "iteration").tables[0].rows.size(),
             static_cast<size_t>(sql_int(b.store, "SELECT COUNT(*) FROM kernel WHERE iteration BETWEEN 1 AND 3")));
   auto detail = report_of(b, "detail").tables[0];
-  EXPECT_EQ(column_sum(detail, "No. Calls"), sql_int(b.store, "SELECT COUNT(*) FROM op WHERE iteration BETWEEN 1 AND 3"));
+  EXPECT_EQ(column_sum(detail, "No. Calls"),
+            sql_int(b.store, "SELECT COUNT(*) FROM op WHERE iteration BETWEEN 1 AND 3"));
   auto summary = report_of(b, "summary");
   expect_shares_add_up(summary);
   EXPECT_EQ(int_cell(summary_value(summary, "Iterations", "Total Iterations")), 6);
@@ -137,8 +152,11 @@ TEST(ReportRealdata, ResNet50IterationRangeRestrictsEveryReport) {
   EXPECT_EQ(int_cell(summary_value(summary, "Iterations", "Start Iteration")), 1);
   EXPECT_EQ(int_cell(summary_value(summary, "Iterations", "Stop Iteration")), 3);
   EXPECT_EQ(int_cell(summary_value(summary, "Iterations", "Average Iteration Time (ns)")),
-            std::llround(static_cast<double>(sql_int(b.store, "SELECT SUM(dur_ns) FROM iteration WHERE iteration BETWEEN 1 AND 3")) / 3.0));
-  EXPECT_EQ(sql_int(b.store, "SELECT iter_start * 10 + iter_stop FROM trace"), 13) << "the range is recorded with the derived facts";
+            std::llround(static_cast<double>(
+                             sql_int(b.store, "SELECT SUM(dur_ns) FROM iteration WHERE iteration BETWEEN 1 AND 3")) /
+                         3.0));
+  EXPECT_EQ(sql_int(b.store, "SELECT iter_start * 10 + iter_stop FROM trace"), 13)
+      << "the range is recorded with the derived facts";
 }
 
 TEST(ReportRealdata, CupyNsysCrossChecks) {
@@ -148,8 +166,9 @@ TEST(ReportRealdata, CupyNsysCrossChecks) {
   auto summary = report_of(b, "summary");
   EXPECT_EQ(int_cell(summary_value(summary, "System Config", "GPU Count")), 2);
   EXPECT_EQ(int_cell(summary_value(summary, "All Kernels", "All Kernels", "# Kernels")),
-            sql_int(b.store, "SELECT (SELECT COUNT(DISTINCT name) FROM kernel) + (SELECT COUNT(DISTINCT kind) FROM memcpy) + "
-                             "(SELECT MIN(1, COUNT(*)) FROM memset)"));
+            sql_int(b.store,
+                    "SELECT (SELECT COUNT(DISTINCT name) FROM kernel) + (SELECT COUNT(DISTINCT kind) FROM memcpy) + "
+                    "(SELECT MIN(1, COUNT(*)) FROM memset)"));
   EXPECT_TRUE(b.model.domains.empty());
 }
 
@@ -159,7 +178,8 @@ TEST(ReportRealdata, SaxpyMpiNsysCrossChecksAndMpiDomain) {
   expect_common_cross_checks(b);
   ASSERT_EQ(b.model.domains, (std::vector<std::string>{"MPI"}));
   auto summary = report_of(b, "summary");
-  EXPECT_EQ(int_cell(summary_value(summary, "Iterations", "Total Iterations")), sql_int(b.store, "SELECT COUNT(*) FROM iteration"));
+  EXPECT_EQ(int_cell(summary_value(summary, "Iterations", "Total Iterations")),
+            sql_int(b.store, "SELECT COUNT(*) FROM iteration"));
   // The MPI domain holds the ops made from MPI-domain NVTX ranges (none of them launch kernels).
   auto mpi = report_of(b, "detail", "MPI").tables[0];
   EXPECT_EQ(column_sum(mpi, "No. Calls"),

@@ -10,16 +10,18 @@ using namespace proflint::testing;
 // Each rank's trace lists both GPUs of the node; the idle duplicates are the other rank's GPU,
 // so the job has 2 visible GPUs and utilization is the average of the two busy ones.
 TEST(ReportSummary, DdpRanksCountEachGpuOfTheNodeOnce) {
-  Store store = load_inputs({fixture_path("ddp2_rank0.json.gz").string(), fixture_path("ddp2_rank1_slow30.json.gz").string()}, LoadOptions{});
+  Store store = load_inputs(
+      {fixture_path("ddp2_rank0.json.gz").string(), fixture_path("ddp2_rank1_slow30.json.gz").string()}, LoadOptions{});
   Built b{std::move(store), {}};
   b.model = dlprof::load_model(b.store);
   auto s = report_of(b, "summary");
   EXPECT_EQ(int_cell(summary_value(s, "System Config", "GPU Count")), 2);
   double expected = 0;
   for (int64_t trace : {1, 2}) {
-    std::string where = "FROM breakdown WHERE iteration = -1 AND trace_id = " + std::to_string(trace) + " AND device_id = " +
-                        std::to_string(trace - 1);
-    double busy = static_cast<double>(sql_int(b.store, "SELECT SUM(time_ns) " + where + " AND category IN ('kernel_tc', 'kernel_other', 'communication')"));
+    std::string where = "FROM breakdown WHERE iteration = -1 AND trace_id = " + std::to_string(trace) +
+                        " AND device_id = " + std::to_string(trace - 1);
+    double busy = static_cast<double>(sql_int(
+        b.store, "SELECT SUM(time_ns) " + where + " AND category IN ('kernel_tc', 'kernel_other', 'communication')"));
     double window = static_cast<double>(sql_int(b.store, "SELECT SUM(time_ns) " + where));
     ASSERT_GT(window, 0) << "rank " << trace - 1 << " should run on GPU " << trace - 1;
     expected += 100.0 * busy / window / 2.0;
@@ -32,7 +34,9 @@ TEST(ReportSummary, SingleTraceKeepsUnusedListedGpus) {
   Built b = load_for_reports(fixture_path("ddp2_rank0.json.gz").string());
   auto s = report_of(b, "summary");
   EXPECT_EQ(int_cell(summary_value(s, "System Config", "GPU Count")), 2);
-  EXPECT_NEAR(num_cell(summary_value(s, "Summary", "Other Duration %")) + num_cell(summary_value(s, "Summary", "GPU Utilization %")) +
-                  num_cell(summary_value(s, "Summary", "Memory Duration %")) + num_cell(summary_value(s, "Summary", "CPU Duration %")),
+  EXPECT_NEAR(num_cell(summary_value(s, "Summary", "Other Duration %")) +
+                  num_cell(summary_value(s, "Summary", "GPU Utilization %")) +
+                  num_cell(summary_value(s, "Summary", "Memory Duration %")) +
+                  num_cell(summary_value(s, "Summary", "CPU Duration %")),
               100.0, 1e-6);
 }

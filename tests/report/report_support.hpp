@@ -39,13 +39,17 @@ inline size_t column_index(const dlprof::Table& t, const std::string& column) {
   return 0;
 }
 
-inline int64_t int_cell(const dlprof::Cell& c) { return std::holds_alternative<int64_t>(c) ? std::get<int64_t>(c) : INT64_MIN; }
+inline int64_t int_cell(const dlprof::Cell& c) {
+  return std::holds_alternative<int64_t>(c) ? std::get<int64_t>(c) : INT64_MIN;
+}
 inline double num_cell(const dlprof::Cell& c) {
   if (std::holds_alternative<double>(c)) return std::get<double>(c);
   if (std::holds_alternative<int64_t>(c)) return static_cast<double>(std::get<int64_t>(c));
   return -1e300;
 }
-inline std::string text_cell(const dlprof::Cell& c) { return std::holds_alternative<std::string>(c) ? std::get<std::string>(c) : ""; }
+inline std::string text_cell(const dlprof::Cell& c) {
+  return std::holds_alternative<std::string>(c) ? std::get<std::string>(c) : "";
+}
 
 // Sum of an integer column.
 inline int64_t column_sum(const dlprof::Table& t, const std::string& column) {
@@ -56,7 +60,8 @@ inline int64_t column_sum(const dlprof::Table& t, const std::string& column) {
 }
 
 // A key/value table of the summary: the value of the row named `row`.
-inline dlprof::Cell summary_value(const dlprof::Report& r, const std::string& table, const std::string& row, const std::string& column = "Value") {
+inline dlprof::Cell summary_value(const dlprof::Report& r, const std::string& table, const std::string& row,
+                                  const std::string& column = "Value") {
   for (const auto& t : r.tables) {
     if (t.name != table) continue;
     size_t c = column_index(t, column);

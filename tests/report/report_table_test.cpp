@@ -18,8 +18,10 @@ TEST(ReportTable, CsvQuotesPerRfc4180WithLfLineEnds) {
 }
 
 TEST(ReportTable, SeveralTablesRenderAsLongFormCsv) {
-  Report r{"summary", "", {Table{"Summary", {"Name", "Value"}, {{std::string("Wall Clock Time (ns)"), int64_t{10}}}},
-                           Table{"All Ops", {"Name", "GPU Time (ns)", "# Ops"}, {{std::string("All Op"), int64_t{5}, int64_t{2}}}}}};
+  Report r{"summary",
+           "",
+           {Table{"Summary", {"Name", "Value"}, {{std::string("Wall Clock Time (ns)"), int64_t{10}}}},
+            Table{"All Ops", {"Name", "GPU Time (ns)", "# Ops"}, {{std::string("All Op"), int64_t{5}, int64_t{2}}}}}};
   EXPECT_EQ(render_csv(r),
             "Table,Row,Column,Value\n"
             "Summary,Wall Clock Time (ns),Value,10\n"
@@ -28,7 +30,8 @@ TEST(ReportTable, SeveralTablesRenderAsLongFormCsv) {
 }
 
 TEST(ReportTable, JsonKeepsTypesAndNulls) {
-  Report r{"detail", "MPI", {Table{"detail", {"Op Name", "No. Calls", "Using TC", "TC Utilization (%)", "Data Type"}, {}}}};
+  Report r{
+      "detail", "MPI", {Table{"detail", {"Op Name", "No. Calls", "Using TC", "TC Utilization (%)", "Data Type"}, {}}}};
   r.tables[0].rows.push_back({std::string("/a/b(2)"), int64_t{4}, true, 66.666, Cell{}});
   auto j = nlohmann::json::parse(render_json(r));
   EXPECT_EQ(j["report"], "detail");

@@ -82,7 +82,9 @@ Model load_model(Store& store) {
   Model m;
   std::unordered_map<int64_t, size_t> trace_index;
   {
-    SQLite::Statement q(db, "SELECT trace_id, path, format, framework, tool_version, iter_start, iter_stop FROM trace ORDER BY trace_id");
+    SQLite::Statement q(
+        db,
+        "SELECT trace_id, path, format, framework, tool_version, iter_start, iter_stop FROM trace ORDER BY trace_id");
     while (q.executeStep()) {
       TraceInfo t;
       t.trace_id = q.getColumn(0).getInt64();
@@ -98,7 +100,8 @@ Model load_model(Store& store) {
   }
   std::unordered_map<int64_t, std::unordered_map<int64_t, std::string>> iteration_names;
   {
-    SQLite::Statement q(db, "SELECT trace_id, iteration, dur_ns, COALESCE(name, '') FROM iteration ORDER BY trace_id, iteration");
+    SQLite::Statement q(
+        db, "SELECT trace_id, iteration, dur_ns, COALESCE(name, '') FROM iteration ORDER BY trace_id, iteration");
     while (q.executeStep()) {
       auto& t = m.traces[trace_index.at(q.getColumn(0).getInt64())];
       IterationRow r{q.getColumn(1).getInt64(), q.getColumn(2).getInt64(), true};
@@ -107,17 +110,23 @@ Model load_model(Store& store) {
       iteration_names[t.trace_id][r.iteration] = q.getColumn(3).getString();
     }
   }
-  auto selects = [&](int64_t trace_id, const std::optional<int64_t>& it) { return m.traces[trace_index.at(trace_id)].selects(it); };
+  auto selects = [&](int64_t trace_id, const std::optional<int64_t>& it) {
+    return m.traces[trace_index.at(trace_id)].selects(it);
+  };
 
   // Named NVTX domains, and for each range the nearest domain on its enclosing chain.
   {
-    SQLite::Statement q(db, "SELECT DISTINCT domain FROM _range WHERE kind = 'nvtx' AND domain IS NOT NULL AND domain <> '' ORDER BY domain");
+    SQLite::Statement q(db,
+                        "SELECT DISTINCT domain FROM _range WHERE kind = 'nvtx' AND domain IS NOT NULL AND domain <> "
+                        "'' ORDER BY domain");
     while (q.executeStep()) m.domains.push_back(q.getColumn(0).getString());
   }
   std::unordered_map<int64_t, std::string> range_domain;
   if (!m.domains.empty()) {
     std::unordered_map<int64_t, std::pair<int64_t, std::string>> ranges;  // id -> (parent, own domain)
-    SQLite::Statement q(db, "SELECT id, COALESCE(parent_id, -1), CASE WHEN kind = 'nvtx' THEN COALESCE(domain, '') ELSE '' END FROM _range");
+    SQLite::Statement q(db,
+                        "SELECT id, COALESCE(parent_id, -1), CASE WHEN kind = 'nvtx' THEN COALESCE(domain, '') ELSE '' "
+                        "END FROM _range");
     while (q.executeStep()) ranges[q.getColumn(0).getInt64()] = {q.getColumn(1).getInt64(), q.getColumn(2).getString()};
     for (const auto& [id, pr] : ranges) {
       int64_t r = id;
@@ -137,8 +146,10 @@ Model load_model(Store& store) {
 
   std::unordered_map<int64_t, int> op_index;
   {
-    SQLite::Statement q(db, "SELECT id, trace_id, parent_id, COALESCE(path, '/' || name), op_type, pass, start_ns, dur_ns, iteration, "
-                            "tc_eligible, input_types, input_dims, call_stack, range_id FROM op ORDER BY trace_id, start_ns, id");
+    SQLite::Statement q(
+        db,
+        "SELECT id, trace_id, parent_id, COALESCE(path, '/' || name), op_type, pass, start_ns, dur_ns, iteration, "
+        "tc_eligible, input_types, input_dims, call_stack, range_id FROM op ORDER BY trace_id, start_ns, id");
     std::vector<int64_t> parent_ids;
     while (q.executeStep()) {
       OpInstance o;
@@ -194,10 +205,12 @@ Model load_model(Store& store) {
     return it == op_index.end() ? -1 : it->second;
   };
   {
-    SQLite::Statement q(db, "SELECT k.id, k.trace_id, k.device_id, k.start_ns, k.dur_ns, k.name, k.op_id, k.iteration, "
-                            "COALESCE(k.is_tensor_core, 0), COALESCE(k.category, 'other'), a.start_ns, a.dur_ns, "
-                            "k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z "
-                            "FROM kernel k LEFT JOIN _api_call a ON a.id = k.api_call_id ORDER BY k.trace_id, k.start_ns, k.id");
+    SQLite::Statement q(
+        db,
+        "SELECT k.id, k.trace_id, k.device_id, k.start_ns, k.dur_ns, k.name, k.op_id, k.iteration, "
+        "COALESCE(k.is_tensor_core, 0), COALESCE(k.category, 'other'), a.start_ns, a.dur_ns, "
+        "k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z "
+        "FROM kernel k LEFT JOIN _api_call a ON a.id = k.api_call_id ORDER BY k.trace_id, k.start_ns, k.id");
     while (q.executeStep()) {
       GpuInstance g;
       g.id = q.getColumn(0).getInt64();
@@ -220,10 +233,13 @@ Model load_model(Store& store) {
       m.kernels.push_back(std::move(g));
     }
   }
-  for (const char* sql : {"SELECT m.id, m.trace_id, m.device_id, m.start_ns, m.dur_ns, 'memcpy ' || m.kind, m.op_id, m.iteration, "
-                          "a.start_ns, a.dur_ns FROM _memcpy m LEFT JOIN _api_call a ON a.id = m.api_call_id ORDER BY m.trace_id, m.start_ns, m.id",
-                          "SELECT m.id, m.trace_id, m.device_id, m.start_ns, m.dur_ns, 'memset', m.op_id, m.iteration, "
-                          "a.start_ns, a.dur_ns FROM _memset m LEFT JOIN _api_call a ON a.id = m.api_call_id ORDER BY m.trace_id, m.start_ns, m.id"}) {
+  for (const char* sql :
+       {"SELECT m.id, m.trace_id, m.device_id, m.start_ns, m.dur_ns, 'memcpy ' || m.kind, m.op_id, m.iteration, "
+        "a.start_ns, a.dur_ns FROM _memcpy m LEFT JOIN _api_call a ON a.id = m.api_call_id ORDER BY m.trace_id, "
+        "m.start_ns, m.id",
+        "SELECT m.id, m.trace_id, m.device_id, m.start_ns, m.dur_ns, 'memset', m.op_id, m.iteration, "
+        "a.start_ns, a.dur_ns FROM _memset m LEFT JOIN _api_call a ON a.id = m.api_call_id ORDER BY m.trace_id, "
+        "m.start_ns, m.id"}) {
     SQLite::Statement q(db, sql);
     while (q.executeStep()) {
       GpuInstance g;
@@ -258,7 +274,8 @@ Model load_model(Store& store) {
     }
   }
   {
-    SQLite::Statement q(db, "SELECT trace_id, op_id, start_ns, dur_ns, iteration FROM _api_call WHERE op_id IS NOT NULL");
+    SQLite::Statement q(db,
+                        "SELECT trace_id, op_id, start_ns, dur_ns, iteration FROM _api_call WHERE op_id IS NOT NULL");
     while (q.executeStep()) {
       if (!selects(q.getColumn(0).getInt64(), opt_int(q, 4))) continue;
       int op = op_of(q, 1);

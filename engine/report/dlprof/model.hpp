@@ -21,7 +21,7 @@ using Span = std::pair<int64_t, int64_t>;  // [start, end) in ns
 // One op execution (a node instance).
 struct OpInstance {
   int64_t id = 0, trace_id = 0;
-  int parent = -1;                 // index into Model::ops
+  int parent = -1;  // index into Model::ops
   bool has_children = false;
   std::string name;                // DLProf op name: the op path without the iteration marker prefix
   std::string op_type, direction;  // direction: fprop, bprop, optimizer, dataloader, other
@@ -31,7 +31,7 @@ struct OpInstance {
   int64_t start_ns = 0, dur_ns = 0;
   std::optional<int64_t> iteration;
   bool tc_eligible = false;
-  bool selected = true;            // inside the aggregation range
+  bool selected = true;  // inside the aggregation range
   std::string data_type, input_shapes, stack;
   // Accumulated over the selected kernels and API calls of the instance and its descendants:
   int64_t gpu_ns = 0, tc_ns = 0, api_ns = 0;
@@ -48,7 +48,7 @@ struct GpuInstance {
   std::optional<int64_t> device_id;
   int64_t start_ns = 0, dur_ns = 0;
   std::string name, category;
-  int op = -1;                     // index into Model::ops, -1 when not attributed
+  int op = -1;  // index into Model::ops, -1 when not attributed
   std::optional<int64_t> iteration;
   bool tensor_core = false, is_memory_op = false, selected = true;
   std::optional<int64_t> api_start_ns, api_dur_ns;
@@ -71,10 +71,10 @@ struct TraceInfo {
 
 struct Model {
   std::vector<TraceInfo> traces;
-  std::vector<OpInstance> ops;      // in (trace, start) order
-  std::vector<GpuInstance> kernels; // kernels, in (trace, start) order
-  std::vector<GpuInstance> copies;  // memcpy and memset
-  std::vector<std::string> domains; // named NVTX domains present (sorted); the default domain is ""
+  std::vector<OpInstance> ops;       // in (trace, start) order
+  std::vector<GpuInstance> kernels;  // kernels, in (trace, start) order
+  std::vector<GpuInstance> copies;   // memcpy and memset
+  std::vector<std::string> domains;  // named NVTX domains present (sorted); the default domain is ""
 };
 
 Model load_model(Store& store);

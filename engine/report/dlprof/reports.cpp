@@ -32,7 +32,9 @@ struct Acc {
     ++n;
     total += v;
   }
-  int64_t avg() const { return n ? static_cast<int64_t>(std::llround(static_cast<double>(total) / static_cast<double>(n))) : 0; }
+  int64_t avg() const {
+    return n ? static_cast<int64_t>(std::llround(static_cast<double>(total) / static_cast<double>(n))) : 0;
+  }
   void put(std::vector<Cell>& row) const {
     row.emplace_back(total);
     row.emplace_back(avg());
@@ -118,12 +120,15 @@ std::string join(const std::set<std::string>& names) {
   return out;
 }
 
-double pct(int64_t part, int64_t whole) { return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0; }
+double pct(int64_t part, int64_t whole) {
+  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
 
 }  // namespace
 
 const std::vector<std::string>& report_names() {
-  static const std::vector<std::string> names = {"summary", "detail", "iteration", "kernel", "tensor", "op_type", "group_node", "expert_systems"};
+  static const std::vector<std::string> names = {"summary", "detail",  "iteration",  "kernel",
+                                                 "tensor",  "op_type", "group_node", "expert_systems"};
   return names;
 }
 
@@ -148,7 +153,9 @@ Report build_detail(const ReportInput& in, const std::string& domain) {
   stat_columns(t.columns, "GPU Idle Time");
   for (const char* c : {"Data Type", "Input Shapes", "Stack Trace"}) t.columns.push_back(c);
   auto nodes = aggregate_nodes(*in.model, domain);
-  sort_rows(nodes, [](const NodeAgg& n) { return std::make_tuple(-n.gpu.total, -n.cpu.total, n.first->name, n.first->direction, n.first->op_type); });
+  sort_rows(nodes, [](const NodeAgg& n) {
+    return std::make_tuple(-n.gpu.total, -n.cpu.total, n.first->name, n.first->direction, n.first->op_type);
+  });
   for (const auto& n : nodes) {
     const auto& o = *n.first;
     std::vector<Cell> row{o.op_id, o.name, o.direction, o.op_type, n.calls, n.eligible, n.using_tc};
@@ -169,9 +176,30 @@ Report build_iteration(const ReportInput& in, const std::string& domain) {
   const Model& m = *in.model;
   Report r{"iteration", domain, {}};
   Table t{"iteration",
-          {"Iteration", "Op ID", "Op Name", "Direction", "Op Type", "Kernel Name", "Device ID", "GPU Start Time (ns)", "GPU Time (ns)",
-           "API Call Start (ns)", "API Call Time (ns)", "Uses TC", "Grid X", "Grid Y", "Grid Z", "Block X", "Block Y", "Block Z",
-           "Data Type", "Input Shapes", "Parameters", "Output Shapes", "Long Kernel Name", "Trace ID"},
+          {"Iteration",
+           "Op ID",
+           "Op Name",
+           "Direction",
+           "Op Type",
+           "Kernel Name",
+           "Device ID",
+           "GPU Start Time (ns)",
+           "GPU Time (ns)",
+           "API Call Start (ns)",
+           "API Call Time (ns)",
+           "Uses TC",
+           "Grid X",
+           "Grid Y",
+           "Grid Z",
+           "Block X",
+           "Block Y",
+           "Block Z",
+           "Data Type",
+           "Input Shapes",
+           "Parameters",
+           "Output Shapes",
+           "Long Kernel Name",
+           "Trace ID"},
           {}};
   for (const auto& g : m.kernels) {
     if (!g.selected || !in_domain(m, g, domain)) continue;
@@ -182,7 +210,8 @@ Report build_iteration(const ReportInput& in, const std::string& domain) {
     } else {
       row.insert(row.end(), {Cell{}, Cell{}, Cell{}, Cell{}});
     }
-    row.insert(row.end(), {g.name, opt_cell(g.device_id), g.start_ns, g.dur_ns, opt_cell(g.api_start_ns), opt_cell(g.api_dur_ns), g.tensor_core});
+    row.insert(row.end(), {g.name, opt_cell(g.device_id), g.start_ns, g.dur_ns, opt_cell(g.api_start_ns),
+                           opt_cell(g.api_dur_ns), g.tensor_core});
     for (const auto& v : g.grid) row.push_back(opt_cell(v));
     for (const auto& v : g.block) row.push_back(opt_cell(v));
     row.push_back(o ? text_cell(o->data_type) : Cell{});
@@ -227,8 +256,10 @@ Report build_kernel(const ReportInput& in, const std::string& domain) {
   for (const auto& a : rows) {
     const OpInstance* o = a.first->op >= 0 ? &m.ops[static_cast<size_t>(a.first->op)] : nullptr;
     std::vector<Cell> row{a.first->name};
-    if (o) row.insert(row.end(), {o->op_id, o->name, o->direction});
-    else row.insert(row.end(), {Cell{}, Cell{}, Cell{}});
+    if (o)
+      row.insert(row.end(), {o->op_id, o->name, o->direction});
+    else
+      row.insert(row.end(), {Cell{}, Cell{}, Cell{}});
     row.insert(row.end(), {a.tc, a.gpu.n});
     a.gpu.put(row);
     a.api.put(row);
@@ -242,8 +273,9 @@ Report build_tensor(const ReportInput& in, const std::string& domain) {
   const Model& m = *in.model;
   Report r{"tensor", domain, {}};
   Table t{"tensor",
-          {"Op ID", "Op Name", "Direction", "Op Type", "Uses TC", "Total GPU Time (ns)", "TC GPU Time (ns)", "Non-TC GPU Time (ns)",
-           "TC Utilization (%)", "Total Kernel Count", "TC Kernel Count", "TC Kernel Names", "Non-TC Kernel Count", "Non-TC Kernel Names"},
+          {"Op ID", "Op Name", "Direction", "Op Type", "Uses TC", "Total GPU Time (ns)", "TC GPU Time (ns)",
+           "Non-TC GPU Time (ns)", "TC Utilization (%)", "Total Kernel Count", "TC Kernel Count", "TC Kernel Names",
+           "Non-TC Kernel Count", "Non-TC Kernel Names"},
           {}};
   struct Agg {
     const OpInstance* first = nullptr;
@@ -271,12 +303,14 @@ Report build_tensor(const ReportInput& in, const std::string& domain) {
       (g.tensor_core ? a.tc_names : a.other_names).insert(g.name);
     }
   }
-  sort_rows(rows, [](const Agg& a) { return std::make_tuple(-a.gpu, a.first->name, a.first->direction, a.first->op_type); });
+  sort_rows(rows,
+            [](const Agg& a) { return std::make_tuple(-a.gpu, a.first->name, a.first->direction, a.first->op_type); });
   for (const auto& a : rows) {
     const auto& o = *a.first;
     t.rows.push_back({o.op_id, o.name, o.direction, o.op_type, a.tc > 0, a.gpu, a.tc, a.gpu - a.tc, pct(a.tc, a.gpu),
-                      static_cast<int64_t>(a.tc_names.size() + a.other_names.size()), static_cast<int64_t>(a.tc_names.size()),
-                      text_cell(join(a.tc_names)), static_cast<int64_t>(a.other_names.size()), text_cell(join(a.other_names))});
+                      static_cast<int64_t>(a.tc_names.size() + a.other_names.size()),
+                      static_cast<int64_t>(a.tc_names.size()), text_cell(join(a.tc_names)),
+                      static_cast<int64_t>(a.other_names.size()), text_cell(join(a.other_names))});
   }
   r.tables.push_back(std::move(t));
   return r;
@@ -312,7 +346,8 @@ Report build_op_type(const ReportInput& in, const std::string& domain) {
     a.using_tc = a.using_tc || o.tc_ns > 0;
     // Flatten: an instance nested in another instance of the same type is already inside it.
     bool nested = false;
-    for (int p = o.parent; p >= 0 && !nested; p = m.ops[static_cast<size_t>(p)].parent) nested = m.ops[static_cast<size_t>(p)].op_type == o.op_type;
+    for (int p = o.parent; p >= 0 && !nested; p = m.ops[static_cast<size_t>(p)].parent)
+      nested = m.ops[static_cast<size_t>(p)].op_type == o.op_type;
     if (nested) continue;
     auto tm = times_of(o);
     a.calls += 1;
@@ -413,13 +448,15 @@ Report build_group_node(const ReportInput& in, const std::string& domain) {
 Report build_expert_systems(const ReportInput& in, const std::string& domain) {
   Report r{"expert_systems", domain, {}};
   Table t{"expert_systems",
-          {"Problem", "Recommendation", "Rank", "ID", "Title", "Severity", "Estimated Savings (ns)", "Savings Share (%)", "Diagnostic"},
+          {"Problem", "Recommendation", "Rank", "ID", "Title", "Severity", "Estimated Savings (ns)",
+           "Savings Share (%)", "Diagnostic"},
           {}};
   if (in.analysis) {
     int64_t rank = 0;
     for (const auto& f : in.analysis->findings) {
-      t.rows.push_back({f.problem, f.recommendation, ++rank, f.id, f.title, std::string(severity_name(f.effective_severity)),
-                        f.estimated_savings_ns, 100.0 * f.savings_share, f.diagnostic});
+      t.rows.push_back({f.problem, f.recommendation, ++rank, f.id, f.title,
+                        std::string(severity_name(f.effective_severity)), f.estimated_savings_ns,
+                        100.0 * f.savings_share, f.diagnostic});
     }
   }
   r.tables.push_back(std::move(t));
@@ -457,7 +494,9 @@ Report build_summary(const ReportInput& in, const std::string& domain) {
   std::map<std::pair<int64_t, int64_t>, std::map<std::string, int64_t>> per_device;
   {
     SQLite::Statement q(db, "SELECT trace_id, device_id, category, time_ns FROM breakdown WHERE iteration = -1");
-    while (q.executeStep()) per_device[{q.getColumn(0).getInt64(), q.getColumn(1).getInt64()}][q.getColumn(2).getString()] = q.getColumn(3).getInt64();
+    while (q.executeStep())
+      per_device[{q.getColumn(0).getInt64(), q.getColumn(1).getInt64()}][q.getColumn(2).getString()] =
+          q.getColumn(3).getInt64();
   }
   {
     SQLite::Statement q(db, "SELECT trace_id, device_id FROM device");
@@ -479,7 +518,8 @@ Report build_summary(const ReportInput& in, const std::string& domain) {
   for (const auto& [k, cats] : per_device)
     if (!cats.empty() && k.second >= 0) used.insert({host_of[k.first], k.second});
   for (auto it = per_device.begin(); it != per_device.end();) {
-    bool idle_duplicate = it->second.empty() && m.traces.size() > 1 && used.count({host_of[it->first.first], it->first.second});
+    bool idle_duplicate =
+        it->second.empty() && m.traces.size() > 1 && used.count({host_of[it->first.first], it->first.second});
     it = idle_duplicate ? per_device.erase(it) : std::next(it);
   }
   int64_t wall = 0;
@@ -491,7 +531,10 @@ Report build_summary(const ReportInput& in, const std::string& domain) {
     for (const auto& [c, ns] : cats) window += ns;
     wall = std::max(wall, window);
     ++n_devices;
-    auto get = [&](const char* c) { auto it = cats.find(c); return it == cats.end() ? int64_t{0} : it->second; };
+    auto get = [&](const char* c) {
+      auto it = cats.find(c);
+      return it == cats.end() ? int64_t{0} : it->second;
+    };
     if (window == 0) {
       other += 100.0;
       continue;
@@ -512,7 +555,8 @@ Report build_summary(const ReportInput& in, const std::string& domain) {
   for (const auto& g : m.kernels) {
     if (!g.selected || !in_domain(m, g, domain)) continue;
     bool eligible = false;
-    for (int i = g.op; i >= 0 && !eligible; i = m.ops[static_cast<size_t>(i)].parent) eligible = m.ops[static_cast<size_t>(i)].tc_eligible;
+    for (int i = g.op; i >= 0 && !eligible; i = m.ops[static_cast<size_t>(i)].parent)
+      eligible = m.ops[static_cast<size_t>(i)].tc_eligible;
     if (!eligible) continue;
     eligible_ns += g.dur_ns;
     if (g.tensor_core) eligible_tc_ns += g.dur_ns;
@@ -588,8 +632,11 @@ Report build_summary(const ReportInput& in, const std::string& domain) {
     }
   }
   Table ops{"All Ops", {"Name", "GPU Time (ns)", "CPU Time (ns)", "# Ops"}, {}};
-  for (const auto& [name, c] : std::vector<std::pair<std::string, const Class*>>{
-           {"All Op", &all}, {"Ops Using TC", &using_tc}, {"Op eligible for TC but not using", &eligible_not}, {"All other ops", &rest}})
+  for (const auto& [name, c] :
+       std::vector<std::pair<std::string, const Class*>>{{"All Op", &all},
+                                                         {"Ops Using TC", &using_tc},
+                                                         {"Op eligible for TC but not using", &eligible_not},
+                                                         {"All other ops", &rest}})
     ops.rows.push_back({name, c->gpu, c->cpu, static_cast<int64_t>(c->nodes.size())});
 
   Class kall, ktc, kmem, krest;

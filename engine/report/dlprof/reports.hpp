@@ -16,9 +16,9 @@
 namespace proflint::dlprof {
 
 struct ReportInput {
-  Store* store = nullptr;                   // for the breakdown and device tables (summary)
+  Store* store = nullptr;  // for the breakdown and device tables (summary)
   const Model* model = nullptr;
-  const AnalysisResult* analysis = nullptr; // expert_systems only
+  const AnalysisResult* analysis = nullptr;  // expert_systems only
 };
 
 // The report names in DLProf's order.

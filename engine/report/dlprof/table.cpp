@@ -71,7 +71,8 @@ std::string render_csv(const Report& report) {
   for (const auto& t : report.tables) {
     for (const auto& row : t.rows) {
       std::string row_name = row.empty() ? "" : cell_text(row.front());
-      for (size_t c = 1; c < t.columns.size() && c < row.size(); ++c) csv_row(out, {t.name, row_name, t.columns[c], cell_text(row[c])});
+      for (size_t c = 1; c < t.columns.size() && c < row.size(); ++c)
+        csv_row(out, {t.name, row_name, t.columns[c], cell_text(row[c])});
     }
   }
   return out;

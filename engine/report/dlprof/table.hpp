@@ -14,14 +14,14 @@ namespace proflint::dlprof {
 using Cell = std::variant<std::monostate, int64_t, double, std::string, bool>;
 
 struct Table {
-  std::string name;                       // e.g. "detail", or "All Ops" inside the summary
-  std::vector<std::string> columns;       // DLProf's column names, units in parentheses
-  std::vector<std::vector<Cell>> rows;    // each row has columns.size() cells
+  std::string name;                     // e.g. "detail", or "All Ops" inside the summary
+  std::vector<std::string> columns;     // DLProf's column names, units in parentheses
+  std::vector<std::vector<Cell>> rows;  // each row has columns.size() cells
 };
 
 struct Report {
-  std::string name;     // summary, detail, iteration, kernel, tensor, op_type, group_node, expert_systems
-  std::string domain;   // NVTX domain, "" = the default domain (the whole profile)
+  std::string name;    // summary, detail, iteration, kernel, tensor, op_type, group_node, expert_systems
+  std::string domain;  // NVTX domain, "" = the default domain (the whole profile)
   std::vector<Table> tables;
 };
 
