@@ -10,6 +10,7 @@
 #include <iostream>
 #include <set>
 
+#include "engine/analysis/restrict.hpp"
 #include "engine/analysis/runner.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/common/error.hpp"
@@ -100,6 +101,8 @@ int cmd_report(const CommonOptions& options, const ReportOptions& report) {
     AnalysisOptions ao;
     ao.detectors = config.detectors;
     ao.suppressions = config.suppressions;
+    // The model is loaded; cutting the store to the range now only affects the detectors.
+    restrict_to_aggregation_range(store);
     analysis = run_analysis(store, ao);
   }
   dlprof::ReportInput input{&store, &model, analysis ? &*analysis : nullptr};

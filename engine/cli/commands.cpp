@@ -17,6 +17,7 @@
 #include "engine/config/config.hpp"
 #include "engine/analysis/detector.hpp"
 #include "engine/analysis/docs.hpp"
+#include "engine/analysis/restrict.hpp"
 #include "engine/analysis/runner.hpp"
 #include "engine/common/suggest.hpp"
 #include "engine/report/findings_report.hpp"
@@ -92,6 +93,7 @@ int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze) {
   Config config = load_config(options.config_path);
   Store store = load_inputs(options.inputs, load_options(options));
   if (analyze.db_path) store.save_as(*analyze.db_path);
+  restrict_to_aggregation_range(store);  // after --db: the saved store keeps the whole capture
   AnalysisOptions ao;
   ao.detectors = config.detectors;
   ao.suppressions = config.suppressions;
