@@ -190,3 +190,23 @@ TEST(ReportRealdata, SaxpyMpiNsysCrossChecksAndMpiDomain) {
   EXPECT_GT(all.rows.size(), mpi.rows.size());
   expect_shares_add_up(report_of(b, "summary", "MPI"));
 }
+
+// Two NVTX domains (cudf's Python layer and libcudf): one set of reports per domain, each holding
+// the ops of its ranges and the kernels they launched.
+TEST(ReportRealdata, CudfNsysReportsPerNvtxDomain) {
+  REALDATA_OR_SKIP(path, "nsys/nsys2020_cudf.sqlite");
+  Built b = load_for_reports(path);
+  expect_common_cross_checks(b);
+  ASSERT_EQ(b.model.domains, (std::vector<std::string>{"cudf_python", "libcudf"}));
+  for (const auto& d : b.model.domains) {
+    std::string in_domain = "FROM op o JOIN range r ON r.id = o.range_id WHERE r.domain = '" + d + "'";
+    auto detail = report_of(b, "detail", d).tables[0];
+    EXPECT_EQ(column_sum(detail, "No. Calls"), sql_int(b.store, "SELECT COUNT(*) " + in_domain)) << d;
+    auto kernel = report_of(b, "kernel", d).tables[0];
+    EXPECT_EQ(column_sum(kernel, "Total GPU Time (ns)"),
+              sql_int(b.store, "SELECT COALESCE(SUM(k.dur_ns), 0) FROM kernel k WHERE k.op_id IN (SELECT o.id " +
+                                   in_domain + ")"))
+        << d;
+    expect_shares_add_up(report_of(b, "summary", d));
+  }
+}
