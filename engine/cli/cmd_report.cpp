@@ -6,6 +6,7 @@
 // no partial output. Each file is written atomically (write_output).
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -76,6 +77,17 @@ int cmd_report(const CommonOptions& options, const ReportOptions& report) {
 
   Store store = load_inputs(options.inputs, load_options(options));
   dlprof::Model model = dlprof::load_model(store);
+  for (const auto& t : model.traces) {
+    if (!t.iter_start && !t.iter_stop) continue;
+    bool any = std::any_of(t.iterations.begin(), t.iterations.end(),
+                           [](const dlprof::IterationRow& it) { return it.selected; });
+    if (!any)
+      throw input_error(t.path, "",
+                        t.iterations.empty()
+                            ? "no iterations were found, so --iter-start/--iter-stop select nothing (try --key-node)"
+                            : "--iter-start/--iter-stop select none of its " + std::to_string(t.iterations.size()) +
+                                  " iterations (0-" + std::to_string(t.iterations.size() - 1) + ")");
+  }
 
   std::vector<std::string> domains;
   if (report.domains.empty()) {

@@ -28,6 +28,10 @@ namespace proflint {
 
 // Command-line flags win over proflint.toml, which wins over built-in defaults.
 LoadOptions load_options(const CommonOptions& o) {
+  if (o.iter_start && o.iter_stop && *o.iter_stop < *o.iter_start)
+    throw Error("--iter-stop (" + std::to_string(*o.iter_stop) + ") must be at least --iter-start (" + std::to_string(*o.iter_start) + ")");
+  if ((o.iter_start && *o.iter_start < 0) || (o.iter_stop && *o.iter_stop < 0))
+    throw Error("--iter-start and --iter-stop are 0-based iteration ordinals and cannot be negative");
   Config config = load_config(o.config_path);
   LoadOptions l;
   l.import.progress = o.progress;

@@ -206,3 +206,24 @@ TEST(ReportCli, StoreFromSchemaVersion1IsUpgradedInMemory) {
   SQLite::Database db(db_path.string(), SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), 1) << "the user's file is never modified";
 }
+
+TEST(ReportCli, IterationRangeMustBeOrderedAndNonNegative) {
+  auto dir = fresh_dir("badrange") / "out";
+  auto a = run_proflint("report " + fixture() + " --reports summary --iter-start 2 --iter-stop 1 --output-path " +
+                        shell_quote(dir.string()));
+  EXPECT_EQ(a.exit_code, 2);
+  EXPECT_NE(a.err.find("--iter-stop (1) must be at least --iter-start (2)"), std::string::npos) << a.err;
+  auto b = run_proflint("analyze " + fixture() + " --iter-start -1");
+  EXPECT_EQ(b.exit_code, 2);
+  EXPECT_NE(b.err.find("cannot be negative"), std::string::npos) << b.err;
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+TEST(ReportCli, RangeThatSelectsNoIterationIsRefused) {
+  auto dir = fresh_dir("emptyrange") / "out";
+  auto r = run_proflint("report " + fixture() + " --reports summary --iter-start 7 --output-path " +
+                        shell_quote(dir.string()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("select none of its 3 iterations (0-2)"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir));
+}
