@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/common/error.hpp"
+
 namespace proflint {
 
 void restrict_to_aggregation_range(Store& store) {
@@ -37,6 +39,22 @@ void restrict_to_aggregation_range(Store& store) {
     if (span.executeStep() && !span.isColumnNull(0)) {
       lo_ns = span.getColumn(0).getInt64();
       hi_ns = span.getColumn(1).getInt64();
+    } else {
+      // Analysing nothing would only produce misleading findings (no-iterations, no-gpu-activity).
+      SQLite::Statement q(db,
+                          "SELECT t.path, (SELECT COUNT(*) FROM iteration i WHERE i.trace_id = t.trace_id) FROM trace "
+                          "t WHERE t.trace_id = ?");
+      q.bind(1, r.trace_id);
+      std::string path = "trace";
+      int64_t n = 0;
+      if (q.executeStep()) {
+        path = q.getColumn(0).getString();
+        n = q.getColumn(1).getInt64();
+      }
+      throw input_error(path, "",
+                        n == 0 ? "no iterations were found, so --iter-start/--iter-stop select nothing (try --key-node)"
+                               : "--iter-start/--iter-stop select none of its " + std::to_string(n) +
+                                     " iterations (0-" + std::to_string(n - 1) + ")");
     }
     for (const char* table : {"_kernel", "_memcpy", "_memset", "_api_call", "sync_event", "_op"}) {
       SQLite::Statement del(db, std::string("DELETE FROM ") + table +

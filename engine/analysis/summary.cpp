@@ -29,10 +29,13 @@ int64_t scalar(SQLite::Database& db, const char* sql, int64_t trace_id, std::opt
   return q.getColumn(0).getInt64();
 }
 
-IterationSummary summarize_iterations(SQLite::Database& db, int64_t trace_id, const std::optional<std::string>& source) {
+// Only the iterations the derivation aggregated (--iter-start/--iter-stop, `range`) count: the
+// per-iteration figures detectors derive from restricted totals must divide by the same steps.
+IterationSummary summarize_iterations(SQLite::Database& db, int64_t trace_id, const std::optional<std::string>& source,
+                                      const std::string& range) {
   IterationSummary it;
   it.source = source.value_or("none");
-  SQLite::Statement q(db, "SELECT dur_ns FROM iteration WHERE trace_id = ? ORDER BY iteration");
+  SQLite::Statement q(db, "SELECT dur_ns FROM iteration WHERE trace_id = ?" + range + " ORDER BY iteration");
   q.bind(1, trace_id);
   while (q.executeStep()) it.durations_ns.push_back(q.getColumn(0).getInt64());
   it.count = static_cast<int64_t>(it.durations_ns.size());
@@ -158,7 +161,7 @@ std::vector<TraceSummary> summarize(Store& store) {
       }
     }
     while (devs.executeStep()) s.devices.push_back(summarize_device(db, s.trace_id, devs.getColumn(0).getInt64(), range));
-    s.iterations = summarize_iterations(db, s.trace_id, source);
+    s.iterations = summarize_iterations(db, s.trace_id, source, range);
     SQLite::Statement issues(db, "SELECT kind, count, COALESCE(example,''), COALESCE(location,'') FROM import_issue "
                                  "WHERE trace_id = ? ORDER BY count DESC, kind");
     issues.bind(1, s.trace_id);

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "engine/analysis/summary.hpp"
 #include "tests/report/report_support.hpp"
 #include "tests/support/run.hpp"
 
@@ -65,4 +66,28 @@ TEST(ReportAnalyzeRange, SavedStoreGivesTheSameFindingsAsTheProfile) {
     EXPECT_EQ(ja["findings"], jb["findings"]) << flags;
     EXPECT_EQ(ja["traces"], jb["traces"]) << flags;
   }
+}
+
+// The headline summary (proflint summary, ctx.summary, detector inputs) covers the same range as
+// the breakdown beside it: kernels and iterations of iterations 2..3 only.
+TEST(ReportAnalyzeRange, SummaryCountsOnlyTheSelectedIterations) {
+  DeriveOptions o;
+  o.iter_start = 2;
+  o.iter_stop = 3;
+  Built b = load_for_reports(fixture_path("sample_train.json.gz").string(), o);
+  auto s = summarize(b.store);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].iterations.count, 2);
+  ASSERT_EQ(s[0].devices.size(), 1u);
+  EXPECT_EQ(s[0].devices[0].kernel_count,
+            sql_int(b.store, "SELECT COUNT(*) FROM kernel WHERE iteration BETWEEN 2 AND 3"));
+  EXPECT_EQ(s[0].devices[0].memcpy_count,
+            sql_int(b.store, "SELECT COUNT(*) FROM memcpy WHERE iteration BETWEEN 2 AND 3"));
+  EXPECT_LT(s[0].devices[0].kernel_count, sql_int(b.store, "SELECT COUNT(*) FROM kernel"));
+}
+
+TEST(ReportAnalyzeRange, AnalyzeRefusesARangeThatSelectsNothing) {
+  auto r = run_proflint("analyze " + shell_quote(fixture_path("sample_train.json.gz").string()) + " --iter-start 9");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("select none of its 6 iterations (0-5)"), std::string::npos) << r.err;
 }
