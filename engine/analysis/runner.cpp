@@ -1,6 +1,8 @@
 // engine/analysis/runner.cpp — see runner.hpp.
 #include "engine/analysis/runner.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "engine/analysis/detector.hpp"
@@ -13,15 +15,38 @@ namespace proflint {
 
 namespace {
 
-void check_configured_ids(const AnalysisOptions& options) {
+// `rule_ids`: ids of the Lua rules that loaded; when some rule file failed to load (its id is
+// unknown), ids that match nothing are tolerated with a note instead of stopping the run.
+void check_configured_ids(const AnalysisOptions& options, const std::vector<std::string>& rule_ids, bool rules_complete,
+                          std::vector<std::string>& notes) {
   std::vector<std::string> ids;
   for (const auto& info : detector_registry()) ids.emplace_back(info.id);
-  auto known = [&](const std::string& id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); };
+  auto known = [&](const std::vector<std::string>& list, const std::string& id) {
+    return std::find(list.begin(), list.end(), id) != list.end();
+  };
   for (const auto& [id, dc] : options.detectors)
-    if (!known(id)) throw Error(dc.where.at("") + ": unknown detector '" + id + "'" + did_you_mean(id, ids));
+    if (!known(ids, id)) throw Error(dc.where.at("") + ": unknown detector '" + id + "'" + did_you_mean(id, ids));
+  for (const auto& [id, rc] : options.rules) {
+    if (known(rule_ids, id)) continue;
+    if (!rules_complete) {
+      notes.push_back("[rules." + id + "] matches no rule that loaded");
+      continue;
+    }
+    std::string hint = known(ids, id) ? " (it is a built-in detector: use [detectors." + id + "])" : did_you_mean(id, rule_ids);
+    throw Error(rc.where.at("") + ": unknown rule '" + id + "'" + hint);
+  }
+  std::vector<std::string> all = ids;
+  all.insert(all.end(), rule_ids.begin(), rule_ids.end());
+  all.push_back("rule-error");
   for (const auto* set : {&options.only, &options.skip})
     for (const auto& id : *set)
-      if (!known(id)) throw Error("unknown detector id '" + id + "' in --only/--skip" + did_you_mean(id, ids));
+      if (!known(all, id)) {
+        if (!rules_complete) {
+          notes.push_back("'" + id + "' in --only/--skip matches no detector or rule that loaded");
+          continue;
+        }
+        throw Error("unknown detector or rule id '" + id + "' in --only/--skip" + did_you_mean(id, all));
+      }
 }
 
 // True when the finding mentions `pattern` in its problem text or evidence (empty pattern: always).
@@ -33,8 +58,31 @@ bool matches(const Finding& f, const std::string& pattern) {
 }  // namespace
 
 AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
-  check_configured_ids(options);
   AnalysisResult result;
+  // Lua rules are loaded first (no facts needed) so their ids can be checked with the others'.
+  struct LoadedRule {
+    const lua::RuleFile* file;
+    lua::RuleInfo info;
+    std::string duplicate_of;
+  };
+  std::vector<LoadedRule> rules;
+  std::vector<std::string> rule_ids;
+  bool rules_complete = true;
+  for (const auto& file : options.rule_files) {
+    LoadedRule r{&file, lua::load_rule(file, options.rule_limits), ""};
+    if (r.info.ok()) {
+      bool builtin = std::any_of(detector_registry().begin(), detector_registry().end(),
+                                 [&](const DetectorInfo& d) { return d.id == r.info.id; });
+      if (builtin) r.duplicate_of = "the built-in detector '" + r.info.id + "'";
+      for (const auto& other : rules)
+        if (other.info.ok() && other.duplicate_of.empty() && other.info.id == r.info.id) r.duplicate_of = other.file->path;
+      if (r.duplicate_of.empty()) rule_ids.push_back(r.info.id);
+    } else {
+      rules_complete = false;
+    }
+    rules.push_back(std::move(r));
+  }
+  check_configured_ids(options, rule_ids, rules_complete, result.notes);
   result.summaries = summarize(store);
   Facts facts(store, result.summaries);
   VectorSink sink;
@@ -78,6 +126,55 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
           f.scope.trace_id = summary.trace_id;
           sink.report(std::move(f));
         }
+      }
+    }
+    bool errors_wanted = (options.only.empty() || options.only.count("rule-error")) && !options.skip.count("rule-error");
+    for (const auto& r : rules) {
+      const std::string& id = r.info.id;
+      if (!r.info.ok() || !r.duplicate_of.empty()) {
+        if (!errors_wanted) continue;
+        std::string msg = r.info.ok() ? r.file->path + ":1: rule id '" + id + "' is already used by " + r.duplicate_of
+                                      : r.info.problems.front();
+        if (r.info.problems.size() > 1) msg += fmt::format(" (and {} more problem(s))", r.info.problems.size() - 1);
+        sink.report(lua::rule_error(r.file->path, msg));
+        continue;
+      }
+      if (!options.only.empty() && !options.only.count(id)) continue;
+      if (options.skip.count(id)) continue;
+      auto configured = options.rules.find(id);
+      if (configured != options.rules.end() && configured->second.enabled == false && !options.only.count(id)) {
+        result.notes.push_back(id + " (" + r.file->path + ") disabled in the configuration");
+        continue;
+      }
+      nlohmann::json merged;
+      if (configured != options.rules.end()) {
+        std::vector<std::string> names;
+        for (const auto& o : r.info.options) names.push_back(o.name);
+        for (const auto& [key, value] : configured->second.options.items()) {
+          if (std::find(names.begin(), names.end(), key) != names.end()) continue;
+          auto at = configured->second.where.find(key);
+          throw Error((at != configured->second.where.end() ? at->second : configured->second.where.at("")) +
+                      ": unknown option '" + key + "' for rule " + id + did_you_mean(key, names));
+        }
+      }
+      try {
+        auto overrides = configured != options.rules.end() ? configured->second.options : nlohmann::json::object();
+        merged = OptionValues(r.info.options, overrides).all();
+      } catch (const Error& e) {
+        std::string opts;
+        for (const auto& o : r.info.options) opts += (opts.empty() ? "" : ", ") + o.name;
+        throw Error(configured->second.where.at("") + ": [rules." + id + "]: " + e.what() +
+                    (opts.empty() ? " (the rule has no options)" : " (options: " + opts + ")"));
+      }
+      for (const auto& summary : result.summaries) {
+        std::string missing;
+        for (const auto& need : r.info.needs)
+          if (!facts.has(need, summary.trace_id)) missing += (missing.empty() ? "" : ", ") + need;
+        if (!missing.empty()) {
+          result.notes.push_back(id + " skipped on " + summary.path + ": needs " + missing);
+          continue;
+        }
+        lua::run_rule(r.info, *r.file, merged, facts, summary.trace_id, options.rule_limits, sink);
       }
     }
   }

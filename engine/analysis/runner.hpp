@@ -11,6 +11,7 @@
 #include "engine/analysis/finding.hpp"
 #include "engine/config/config.hpp"
 #include "engine/analysis/summary.hpp"
+#include "engine/lua/rules.hpp"
 #include "engine/store/store.hpp"
 
 namespace proflint {
@@ -20,6 +21,9 @@ struct AnalysisOptions {
   std::set<std::string> skip;   // ids not to run
   std::map<std::string, DetectorConfig> detectors;  // [detectors.<id>] from proflint.toml
   std::vector<Suppression> suppressions;            // [[suppress]]
+  std::vector<lua::RuleFile> rule_files;            // Lua rules to run after the detectors
+  std::map<std::string, DetectorConfig> rules;      // [rules.<id>] from proflint.toml
+  RuleLimits rule_limits;                           // [rules] limits
 };
 
 struct AnalysisResult {

@@ -10,6 +10,7 @@
 #include <toml++/toml.h>
 
 #include "engine/common/error.hpp"
+#include "engine/common/suggest.hpp"
 
 namespace proflint {
 
@@ -44,6 +45,41 @@ std::vector<std::string> string_list(const toml::node& node, const std::string& 
   return out;
 }
 
+// [detectors.<id>] or [rules.<id>]: `enabled` plus options of scalar or array values.
+DetectorConfig parse_detector_table(const toml::table& dt, const std::string& name, const std::string& table_where,
+                                    const std::string& source) {
+  DetectorConfig dc;
+  dc.where[""] = table_where;
+  for (const auto& [key, value] : dt) {
+    std::string k(key.str());
+    dc.where[k] = where(source, key.source());
+    if (k == "enabled") {
+      if (!value.is_boolean()) throw Error(fmt::format("{}: '{}.enabled' must be true or false", where(source, value.source()), name));
+      dc.enabled = value.as_boolean()->get();
+    } else if (value.is_integer()) {
+      dc.options[k] = value.as_integer()->get();
+    } else if (value.is_floating_point()) {
+      dc.options[k] = value.as_floating_point()->get();
+    } else if (value.is_boolean()) {
+      dc.options[k] = value.as_boolean()->get();
+    } else if (value.is_string()) {
+      dc.options[k] = value.as_string()->get();
+    } else if (value.is_array()) {
+      nlohmann::json arr = nlohmann::json::array();
+      for (const auto& item : *value.as_array()) {
+        if (item.is_string()) arr.push_back(item.as_string()->get());
+        else if (item.is_integer()) arr.push_back(item.as_integer()->get());
+        else if (item.is_floating_point()) arr.push_back(item.as_floating_point()->get());
+        else throw Error(fmt::format("{}: arrays may hold strings or numbers only", where(source, item.source())));
+      }
+      dc.options[k] = arr;
+    } else {
+      throw Error(fmt::format("{}: '{}.{}' must be a number, boolean, string or array", where(source, value.source()), name, k));
+    }
+  }
+  return dc;
+}
+
 std::string toml_quote(const std::string& s) {
   std::ostringstream os;
   os << toml::value<std::string>(s);
@@ -61,7 +97,7 @@ Config parse_config(const std::string& text, const std::string& source) {
   }
   Config config;
   config.source = source;
-  reject_unknown_keys(root, {"detectors", "iterations", "suppress", "tensor_cores"}, "", source);
+  reject_unknown_keys(root, {"detectors", "iterations", "rules", "suppress", "tensor_cores"}, "", source);
   if (const auto* node = root.get("tensor_cores")) {
     const auto* table = node->as_table();
     if (!table) throw Error(fmt::format("{}: 'tensor_cores' must be a table", where(source, node->source())));
@@ -88,36 +124,40 @@ Config parse_config(const std::string& text, const std::string& source) {
     for (const auto& [id, sub] : *table) {
       const auto* dt = sub.as_table();
       if (!dt) throw Error(fmt::format("{}: 'detectors.{}' must be a table", where(source, sub.source()), id.str()));
-      DetectorConfig dc;
-      dc.where[""] = where(source, id.source());
-      for (const auto& [key, value] : *dt) {
-        std::string k(key.str());
-        dc.where[k] = where(source, key.source());
-        if (k == "enabled") {
-          if (!value.is_boolean()) throw Error(fmt::format("{}: 'detectors.{}.enabled' must be true or false", where(source, value.source()), id.str()));
-          dc.enabled = value.as_boolean()->get();
-        } else if (value.is_integer()) {
-          dc.options[k] = value.as_integer()->get();
-        } else if (value.is_floating_point()) {
-          dc.options[k] = value.as_floating_point()->get();
-        } else if (value.is_boolean()) {
-          dc.options[k] = value.as_boolean()->get();
-        } else if (value.is_string()) {
-          dc.options[k] = value.as_string()->get();
-        } else if (value.is_array()) {
-          nlohmann::json arr = nlohmann::json::array();
-          for (const auto& item : *value.as_array()) {
-            if (item.is_string()) arr.push_back(item.as_string()->get());
-            else if (item.is_integer()) arr.push_back(item.as_integer()->get());
-            else if (item.is_floating_point()) arr.push_back(item.as_floating_point()->get());
-            else throw Error(fmt::format("{}: arrays may hold strings or numbers only", where(source, item.source())));
-          }
-          dc.options[k] = arr;
-        } else {
-          throw Error(fmt::format("{}: 'detectors.{}.{}' must be a number, boolean, string or array", where(source, value.source()), id.str(), k));
-        }
+      config.detectors[std::string(id.str())] = parse_detector_table(*dt, "detectors." + std::string(id.str()), where(source, id.source()), source);
+    }
+  }
+  if (const auto* node = root.get("rules")) {
+    const auto* table = node->as_table();
+    if (!table) throw Error(fmt::format("{}: 'rules' must be a table ([rules] and [rules.<id>])", where(source, node->source())));
+    config.rules.where = where(source, node->source());
+    static const std::set<std::string> settings = {"instruction_limit", "memory_limit_mb", "paths", "query_time_limit_ms"};
+    namespace fs = std::filesystem;
+    fs::path base = fs::path(source).parent_path();
+    for (const auto& [key, sub] : *table) {
+      std::string k(key.str());
+      if (const auto* rt = sub.as_table()) {
+        config.rules.rules[k] = parse_detector_table(*rt, "rules." + k, where(source, key.source()), source);
+        continue;
       }
-      config.detectors[std::string(id.str())] = std::move(dc);
+      if (!settings.count(k)) {
+        std::vector<std::string> known(settings.begin(), settings.end());
+        throw Error(fmt::format("{}: unknown key 'rules.{}'{} (known: instruction_limit, memory_limit_mb, paths, "
+                                "query_time_limit_ms, or a [rules.<id>] table)",
+                                where(source, key.source()), k, did_you_mean(k, known)));
+      }
+      if (k == "paths") {
+        for (auto& p : string_list(sub, "rules.paths", source)) {
+          fs::path rp(p);
+          config.rules.paths.push_back((rp.is_absolute() || base.empty() ? rp : base / rp).lexically_normal().string());
+        }
+        continue;
+      }
+      const auto* n = sub.as_integer();
+      if (!n || n->get() <= 0) throw Error(fmt::format("{}: 'rules.{}' must be a positive integer", where(source, sub.source()), k));
+      if (k == "instruction_limit") config.rules.limits.instruction_limit = n->get();
+      if (k == "memory_limit_mb") config.rules.limits.memory_limit_mb = n->get();
+      if (k == "query_time_limit_ms") config.rules.limits.query_time_limit_ms = n->get();
     }
   }
   if (const auto* node = root.get("suppress")) {
@@ -174,6 +214,17 @@ std::string dump_config(const Config& config) {
   out += fmt::format("\n[tensor_cores]\n# kernel-name substrings checked before the built-in table\nuses = [{}]\nnot = [{}]\n", uses, nots);
   for (const auto& [id, dc] : config.detectors) {
     out += fmt::format("\n[detectors.{}]\n", id);
+    if (dc.enabled) out += fmt::format("enabled = {}\n", *dc.enabled ? "true" : "false");
+    for (const auto& [key, value] : dc.options.items()) out += fmt::format("{} = {}\n", key, value.dump());
+  }
+  out += "\n[rules]\n";
+  std::string paths;
+  for (const auto& p : config.rules.paths) paths += (paths.empty() ? "" : ", ") + toml_quote(p);
+  out += fmt::format("paths = [{}]\ninstruction_limit = {}\nmemory_limit_mb = {}\nquery_time_limit_ms = {}\n", paths,
+                     config.rules.limits.instruction_limit, config.rules.limits.memory_limit_mb,
+                     config.rules.limits.query_time_limit_ms);
+  for (const auto& [id, dc] : config.rules.rules) {
+    out += fmt::format("\n[rules.{}]\n", id);
     if (dc.enabled) out += fmt::format("enabled = {}\n", *dc.enabled ? "true" : "false");
     for (const auto& [key, value] : dc.options.items()) out += fmt::format("{} = {}\n", key, value.dump());
   }

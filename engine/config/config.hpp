@@ -28,12 +28,29 @@ struct Suppression {
   std::string id, pattern, reason, where;
 };
 
+// Sandbox limits for each Lua rule run ([rules] in proflint.toml).
+struct RuleLimits {
+  int64_t instruction_limit = 200'000'000;  // Lua VM instructions per rule and trace
+  int64_t memory_limit_mb = 256;            // Lua heap per rule and trace
+  int64_t query_time_limit_ms = 20'000;     // wall time of one ctx:query / ctx:rows step
+};
+
+// [rules]: folders of Lua rules (relative to the config file), limits, and [rules.<id>] tables
+// (`enabled` and options, like [detectors.<id>]).
+struct RulesConfig {
+  std::vector<std::string> paths;                 // resolved against the config file's folder
+  RuleLimits limits;
+  std::map<std::string, DetectorConfig> rules;    // [rules.<id>]
+  std::string where;                              // "FILE:LINE:COLUMN" of [rules], when present
+};
+
 struct Config {
   std::string source = "(built-in defaults)";     // the file it came from
   std::vector<TensorCorePattern> tensor_core_patterns;  // [tensor_cores] uses / not
   std::optional<std::string> key_node;             // [iterations] key_node
   std::map<std::string, DetectorConfig> detectors;  // [detectors.<id>]
   std::vector<Suppression> suppressions;           // [[suppress]]
+  RulesConfig rules;                               // [rules], [rules.<id>]
 };
 
 // Parses TOML text; `source` names the file in error messages.

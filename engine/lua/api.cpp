@@ -1,0 +1,740 @@
+// engine/lua/api.cpp — see api.hpp. Every function here is called from Lua: it raises Lua errors
+// only once its C++ locals are gone (the error buffers below are plain char arrays), because
+// Lua's longjmp skips destructors.
+#include "engine/lua/api.hpp"
+
+#include <sqlite3.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+#include "engine/common/suggest.hpp"
+#include "engine/derive/categories.hpp"
+#include "engine/derive/intervals.hpp"
+#include "engine/derive/tensor_cores.hpp"
+#include "engine/report/format.hpp"
+
+namespace proflint::lua {
+
+namespace {
+
+constexpr int kMaxDepth = 32;
+constexpr size_t kErr = 512;
+const char* const kStmtMeta = "proflint.statement";
+
+// ---------------------------------------------------------------- Lua value -> JSON
+bool to_json(lua_State* L, int idx, int depth, nlohmann::ordered_json& out, char* err) {
+  idx = lua_absindex(L, idx);
+  switch (lua_type(L, idx)) {
+    case LUA_TNIL:
+      out = nullptr;
+      return true;
+    case LUA_TBOOLEAN:
+      out = static_cast<bool>(lua_toboolean(L, idx));
+      return true;
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, idx))
+        out = static_cast<int64_t>(lua_tointeger(L, idx));
+      else if (std::isfinite(lua_tonumber(L, idx)))
+        out = lua_tonumber(L, idx);
+      else
+        out = nullptr;
+      return true;
+    case LUA_TSTRING: {
+      size_t n = 0;
+      const char* s = lua_tolstring(L, idx, &n);
+      out = std::string(s, n);
+      return true;
+    }
+    case LUA_TTABLE:
+      break;
+    default:
+      std::snprintf(err, kErr, "cannot put a %s value into a finding", luaL_typename(L, idx));
+      return false;
+  }
+  if (depth > kMaxDepth || !lua_checkstack(L, 4)) {
+    std::snprintf(err, kErr, "tables nested deeper than %d levels (a cycle?)", kMaxDepth);
+    return false;
+  }
+  lua_Unsigned n = lua_rawlen(L, idx);
+  size_t count = 0;
+  bool array = true;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    ++count;
+    if (!lua_isinteger(L, -2)) array = false;
+    lua_pop(L, 1);
+  }
+  if (array && count == n) {  // an empty table is an empty list (evidence lists are often empty)
+    out = nlohmann::ordered_json::array();
+    for (lua_Unsigned i = 1; i <= n; ++i) {
+      lua_rawgeti(L, idx, static_cast<lua_Integer>(i));
+      nlohmann::ordered_json v;
+      bool ok = to_json(L, -1, depth + 1, v, err);
+      lua_pop(L, 1);
+      if (!ok) return false;
+      out.push_back(std::move(v));
+    }
+    return true;
+  }
+  std::map<std::string, nlohmann::ordered_json> sorted;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    std::string key;
+    if (lua_type(L, -2) == LUA_TSTRING) {
+      size_t kn = 0;
+      const char* k = lua_tolstring(L, -2, &kn);
+      key.assign(k, kn);
+    } else if (lua_isinteger(L, -2)) {
+      key = std::to_string(lua_tointeger(L, -2));
+    } else {
+      std::snprintf(err, kErr, "table keys must be strings or integers, not %s", luaL_typename(L, -2));
+      lua_pop(L, 2);
+      return false;
+    }
+    nlohmann::ordered_json v;
+    if (!to_json(L, -1, depth + 1, v, err)) {
+      lua_pop(L, 2);
+      return false;
+    }
+    sorted[key] = std::move(v);
+    lua_pop(L, 1);
+  }
+  out = nlohmann::ordered_json::object();
+  for (auto& [k, v] : sorted) out[k] = std::move(v);
+  return true;
+}
+
+// ---------------------------------------------------------------- proflint.* helpers
+bool read_intervals(lua_State* L, int idx, std::vector<Interval>& out, char* err) {
+  if (lua_type(L, idx) != LUA_TTABLE) {
+    std::snprintf(err, kErr, "argument #%d: expected a list of {start, end} pairs, got %s", idx, luaL_typename(L, idx));
+    return false;
+  }
+  lua_Unsigned n = lua_rawlen(L, idx);
+  for (lua_Unsigned i = 1; i <= n; ++i) {
+    lua_rawgeti(L, idx, static_cast<lua_Integer>(i));
+    bool ok = lua_type(L, -1) == LUA_TTABLE;
+    int64_t v[2] = {0, 0};
+    for (int j = 0; ok && j < 2; ++j) {
+      lua_rawgeti(L, -1, j + 1);
+      int isnum = 0;
+      lua_Number x = lua_tonumberx(L, -1, &isnum);
+      ok = isnum && std::isfinite(x);
+      v[j] = static_cast<int64_t>(x);
+      if (lua_isinteger(L, -1)) v[j] = lua_tointeger(L, -1);
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    if (!ok) {
+      std::snprintf(err, kErr, "argument #%d: item %llu is not a {start, end} pair of numbers", idx,
+                    static_cast<unsigned long long>(i));
+      return false;
+    }
+    out.push_back({v[0], v[1]});
+  }
+  return true;
+}
+
+void push_intervals(lua_State* L, const std::vector<Interval>& list) {
+  lua_createtable(L, static_cast<int>(list.size()), 0);
+  for (size_t i = 0; i < list.size(); ++i) {
+    lua_createtable(L, 2, 0);
+    lua_pushinteger(L, list[i].start);
+    lua_rawseti(L, -2, 1);
+    lua_pushinteger(L, list[i].end);
+    lua_rawseti(L, -2, 2);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+}
+
+int pf_union(lua_State* L) {
+  char err[kErr] = {0};
+  bool ok;
+  std::vector<Interval> out;
+  {
+    std::vector<Interval> in;
+    try {
+      ok = read_intervals(L, 1, in, err);
+      if (ok) out = union_intervals(std::move(in));
+    } catch (const std::exception& e) {
+      ok = false;
+      std::snprintf(err, kErr, "%s", e.what());
+    }
+  }
+  if (!ok) return luaL_error(L, "proflint.union: %s", err);
+  push_intervals(L, out);
+  return 1;
+}
+
+int pf_intersect(lua_State* L) {
+  char err[kErr] = {0};
+  bool ok;
+  std::vector<Interval> out;
+  {
+    std::vector<Interval> a, b;
+    try {
+      ok = read_intervals(L, 1, a, err) && read_intervals(L, 2, b, err);
+      if (ok) out = intersect_intervals(union_intervals(std::move(a)), union_intervals(std::move(b)));
+    } catch (const std::exception& e) {
+      ok = false;
+      std::snprintf(err, kErr, "%s", e.what());
+    }
+  }
+  if (!ok) return luaL_error(L, "proflint.intersect: %s", err);
+  push_intervals(L, out);
+  return 1;
+}
+
+int pf_total(lua_State* L) {
+  char err[kErr] = {0};
+  int64_t total = 0;
+  bool ok;
+  {
+    std::vector<Interval> in;
+    try {
+      ok = read_intervals(L, 1, in, err);
+      if (ok) total = total_length(union_intervals(std::move(in)));
+    } catch (const std::exception& e) {
+      ok = false;
+      std::snprintf(err, kErr, "%s", e.what());
+    }
+  }
+  if (!ok) return luaL_error(L, "proflint.total: %s", err);
+  lua_pushinteger(L, total);
+  return 1;
+}
+
+int pf_format_ns(lua_State* L) {
+  auto v = static_cast<int64_t>(luaL_checknumber(L, 1));
+  char buf[64] = "?";
+  try {
+    std::snprintf(buf, sizeof buf, "%s", format_ns(v).c_str());
+  } catch (const std::exception&) {  // never let a C++ exception cross Lua's C frames
+  }
+  lua_pushstring(L, buf);
+  return 1;
+}
+int pf_format_bytes(lua_State* L) {
+  auto v = static_cast<int64_t>(luaL_checknumber(L, 1));
+  char buf[64] = "?";
+  try {
+    std::snprintf(buf, sizeof buf, "%s", format_bytes(v).c_str());
+  } catch (const std::exception&) {  // never let a C++ exception cross Lua's C frames
+  }
+  lua_pushstring(L, buf);
+  return 1;
+}
+int pf_format_percent(lua_State* L) {
+  double v = luaL_checknumber(L, 1);
+  char buf[64] = "?";
+  try {
+    std::snprintf(buf, sizeof buf, "%s", format_percent(v).c_str());
+  } catch (const std::exception&) {  // never let a C++ exception cross Lua's C frames
+  }
+  lua_pushstring(L, buf);
+  return 1;
+}
+int pf_uses_tensor_cores(lua_State* L) {
+  size_t n = 0;
+  const char* name = luaL_checklstring(L, 1, &n);
+  char why[kErr] = {0};
+  bool uses = false, failed = false;
+  try {
+    auto verdict = classify_tensor_core(std::string_view(name, n));
+    uses = verdict.uses_tensor_cores;
+    std::snprintf(why, sizeof why, "%s", verdict.why.c_str());
+  } catch (const std::exception& e) {  // e.g. std::regex on a pathological name
+    failed = true;
+    std::snprintf(why, sizeof why, "%s", e.what());
+  }
+  if (failed) return luaL_error(L, "proflint.uses_tensor_cores: %s", why);
+  lua_pushboolean(L, uses);
+  lua_pushstring(L, why);
+  return 2;
+}
+int pf_category(lua_State* L) {
+  size_t n = 0;
+  const char* name = luaL_checklstring(L, 1, &n);
+  std::string_view c = "other";
+  try {
+    c = kernel_category(std::string_view(name, n));
+  } catch (const std::exception&) {  // never let a C++ exception cross Lua's C frames
+  }
+  lua_pushlstring(L, c.data(), c.size());
+  return 1;
+}
+
+// ---------------------------------------------------------------- statements
+struct StmtBox {
+  sqlite3_stmt* stmt;
+};
+
+int stmt_finalize(lua_State* L) {
+  auto* box = static_cast<StmtBox*>(luaL_checkudata(L, 1, kStmtMeta));
+  if (box->stmt) sqlite3_finalize(box->stmt);
+  box->stmt = nullptr;
+  return 0;
+}
+
+RunContext& run_of(lua_State* L) { return *static_cast<RunContext*>(lua_touserdata(L, lua_upvalueindex(1))); }
+
+void check_self(lua_State* L, const char* method) {
+  if (lua_type(L, 1) != LUA_TTABLE) luaL_error(L, "call it as ctx:%s(...) (with a colon)", method);
+}
+
+// Prepares the SQL at index 2 with parameters 3..top; leaves the statement box on the stack.
+StmtBox* prepare(lua_State* L, RunContext& run, const char* method) {
+  check_self(L, method);
+  size_t sql_len = 0;
+  const char* sql = luaL_checklstring(L, 2, &sql_len);
+  int nparams = lua_gettop(L) - 2;
+  auto* box = static_cast<StmtBox*>(lua_newuserdatauv(L, sizeof(StmtBox), 0));
+  box->stmt = nullptr;
+  luaL_setmetatable(L, kStmtMeta);
+  sqlite3* db = run.facts->db().getHandle();
+  const char* tail = nullptr;
+  if (sqlite3_prepare_v2(db, sql, static_cast<int>(sql_len), &box->stmt, &tail) != SQLITE_OK) {
+    const char* msg = sqlite3_errmsg(db);
+    if (std::strstr(msg, "not authorized"))
+      luaL_error(L, "ctx:%s: %s (rules may only read the fact store: SELECT or WITH)", method, msg);
+    luaL_error(L, "ctx:%s: %s", method, msg);
+  }
+  if (!box->stmt) luaL_error(L, "ctx:%s: empty SQL statement", method);
+  while (tail && *tail && (std::isspace(static_cast<unsigned char>(*tail)) || *tail == ';')) ++tail;
+  if (tail && *tail) luaL_error(L, "ctx:%s: give exactly one SQL statement", method);
+  if (!sqlite3_stmt_readonly(box->stmt))
+    luaL_error(L, "ctx:%s: only read-only statements (SELECT, WITH ...) are allowed", method);
+  int expected = sqlite3_bind_parameter_count(box->stmt);
+  if (expected != nparams)
+    luaL_error(L, "ctx:%s: the SQL has %d '?' parameter(s) but %d value(s) were given", method, expected, nparams);
+  for (int i = 1; i <= nparams; ++i) {
+    int a = i + 2;
+    switch (lua_type(L, a)) {
+      case LUA_TNIL:
+        sqlite3_bind_null(box->stmt, i);
+        break;
+      case LUA_TBOOLEAN:
+        sqlite3_bind_int(box->stmt, i, lua_toboolean(L, a));
+        break;
+      case LUA_TNUMBER:
+        if (lua_isinteger(L, a))
+          sqlite3_bind_int64(box->stmt, i, lua_tointeger(L, a));
+        else
+          sqlite3_bind_double(box->stmt, i, lua_tonumber(L, a));
+        break;
+      case LUA_TSTRING: {
+        size_t n = 0;
+        const char* s = lua_tolstring(L, a, &n);
+        sqlite3_bind_text(box->stmt, i, s, static_cast<int>(n), SQLITE_TRANSIENT);
+        break;
+      }
+      default:
+        luaL_error(L, "ctx:%s: parameter %d is a %s (give numbers, strings, booleans or nil)", method, i,
+                   luaL_typename(L, a));
+    }
+  }
+  return box;
+}
+
+// Steps once under the query time limit; raises on errors. True when a row is ready.
+bool step(lua_State* L, RunContext& run, StmtBox* box, const char* method) {
+  run.deadline = std::chrono::steady_clock::now() + run.query_time_limit;
+  int rc = sqlite3_step(box->stmt);
+  run.deadline = {};
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  sqlite3* db = run.facts->db().getHandle();
+  char msg[kErr];
+  if (rc == SQLITE_INTERRUPT)
+    std::snprintf(msg, sizeof msg, "query stopped after the time limit of %lld ms (raise [rules] query_time_limit_ms)",
+                  static_cast<long long>(run.query_time_limit.count()));
+  else
+    std::snprintf(msg, sizeof msg, "%s", sqlite3_errmsg(db));
+  sqlite3_finalize(box->stmt);
+  box->stmt = nullptr;
+  luaL_error(L, "ctx:%s: %s", method, msg);
+  return false;
+}
+
+void push_row(lua_State* L, sqlite3_stmt* stmt) {
+  int cols = sqlite3_column_count(stmt);
+  lua_createtable(L, 0, cols);
+  for (int c = 0; c < cols; ++c) {
+    switch (sqlite3_column_type(stmt, c)) {
+      case SQLITE_INTEGER:
+        lua_pushinteger(L, sqlite3_column_int64(stmt, c));
+        break;
+      case SQLITE_FLOAT:
+        lua_pushnumber(L, sqlite3_column_double(stmt, c));
+        break;
+      case SQLITE_NULL:
+        continue;
+      default:
+        lua_pushlstring(L, reinterpret_cast<const char*>(sqlite3_column_blob(stmt, c)),
+                        static_cast<size_t>(sqlite3_column_bytes(stmt, c)));
+    }
+    lua_setfield(L, -2, sqlite3_column_name(stmt, c));
+  }
+}
+
+int ctx_query(lua_State* L) {
+  RunContext& run = run_of(L);
+  StmtBox* box = prepare(L, run, "query");
+  lua_newtable(L);
+  lua_Integer n = 0;
+  while (step(L, run, box, "query")) {
+    push_row(L, box->stmt);
+    lua_rawseti(L, -2, ++n);
+  }
+  sqlite3_finalize(box->stmt);
+  box->stmt = nullptr;
+  return 1;
+}
+
+int rows_next(lua_State* L) {
+  RunContext& run = *static_cast<RunContext*>(lua_touserdata(L, lua_upvalueindex(1)));
+  auto* box = static_cast<StmtBox*>(lua_touserdata(L, lua_upvalueindex(2)));
+  if (!box->stmt) return 0;
+  if (!step(L, run, box, "rows")) {
+    sqlite3_finalize(box->stmt);
+    box->stmt = nullptr;
+    lua_pushnil(L);
+    return 1;
+  }
+  push_row(L, box->stmt);
+  return 1;
+}
+
+int ctx_rows(lua_State* L) {
+  RunContext& run = run_of(L);
+  prepare(L, run, "rows");
+  int box = lua_gettop(L);
+  lua_pushlightuserdata(L, &run);
+  lua_pushvalue(L, box);
+  lua_pushcclosure(L, rows_next, 2);
+  lua_pushnil(L);
+  lua_pushnil(L);
+  lua_pushvalue(L, box);  // to-be-closed value of the generic for: finalizes on break or error
+  return 4;
+}
+
+std::vector<std::string> need_names() {
+  std::vector<std::string> out;
+  for (auto n : known_needs()) out.emplace_back(n);
+  return out;
+}
+
+int ctx_has(lua_State* L) {
+  RunContext& run = run_of(L);
+  check_self(L, "has");
+  const char* need = luaL_checkstring(L, 2);
+  lua_Integer trace = luaL_optinteger(L, 3, run.trace_id);
+  char err[kErr] = {0};
+  bool has = false;
+  {
+    auto names = need_names();
+    if (std::find(names.begin(), names.end(), need) == names.end()) {
+      std::snprintf(err, kErr, "ctx:has: unknown need '%s'%s", need, did_you_mean(need, names).c_str());
+    } else {
+      try {
+        has = run.facts->has(need, trace);
+      } catch (const std::exception& e) {
+        std::snprintf(err, kErr, "ctx:has: %s", e.what());
+      }
+    }
+  }
+  if (err[0]) return luaL_error(L, "%s", err);
+  lua_pushboolean(L, has);
+  return 1;
+}
+
+std::optional<int64_t> opt_int(const nlohmann::ordered_json& j, const char* key, char* err) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  if (!j[key].is_number()) {
+    std::snprintf(err, kErr, "scope.%s must be a number", key);
+    return std::nullopt;
+  }
+  return j[key].get<int64_t>();
+}
+
+int ctx_report(lua_State* L) {
+  RunContext& run = run_of(L);
+  check_self(L, "report");
+  luaL_checktype(L, 2, LUA_TTABLE);
+  char err[kErr] = {0};
+  {
+    try {
+      nlohmann::ordered_json t;
+      if (to_json(L, 2, 0, t, err)) {
+        static const std::vector<std::string> fields = {"confidence",     "diagnostic", "estimated_savings_ns",
+                                                        "evidence",       "problem",    "recommendation",
+                                                        "savings_method", "scope",      "severity"};
+        if (!t.is_object()) std::snprintf(err, kErr, "give a table of fields: ctx:report{ problem = ..., ... }");
+        for (const auto& [k, v] : t.items()) {
+          if (err[0]) break;
+          if (std::find(fields.begin(), fields.end(), k) == fields.end())
+            std::snprintf(err, kErr, "unknown field '%s'%s", k.c_str(), did_you_mean(k, fields).c_str());
+        }
+        Finding f;
+        f.id = run.rule_id;
+        f.title = run.title;
+        f.source = run.path;
+        f.severity = run.severity;
+        f.scope.trace_id = run.trace_id;
+        auto text = [&](const char* key, std::string& dst, bool required) {
+          if (err[0]) return;
+          if (!t.contains(key)) {
+            if (required) std::snprintf(err, kErr, "'%s' is required", key);
+            return;
+          }
+          if (!t[key].is_string())
+            std::snprintf(err, kErr, "'%s' must be a string", key);
+          else
+            dst = t[key].get<std::string>();
+        };
+        if (!err[0]) text("problem", f.problem, true);
+        text("recommendation", f.recommendation, false);
+        text("savings_method", f.savings_method, false);
+        if (!err[0] && t.contains("severity")) {
+          auto s = t["severity"].is_string() ? parse_severity(t["severity"].get<std::string>()) : std::nullopt;
+          if (!s)
+            std::snprintf(err, kErr, "'severity' must be \"high\", \"medium\", \"low\" or \"info\"");
+          else
+            f.severity = s;
+        }
+        if (!err[0] && t.contains("estimated_savings_ns")) {
+          if (!t["estimated_savings_ns"].is_number() || t["estimated_savings_ns"].get<double>() < 0)
+            std::snprintf(err, kErr, "'estimated_savings_ns' must be a number >= 0");
+          else
+            f.estimated_savings_ns = static_cast<int64_t>(std::llround(t["estimated_savings_ns"].get<double>()));
+        }
+        if (!err[0] && t.contains("confidence")) {
+          if (!t["confidence"].is_number() || t["confidence"].get<double>() < 0 || t["confidence"].get<double>() > 1)
+            std::snprintf(err, kErr, "'confidence' must be a number from 0 to 1");
+          else
+            f.confidence = t["confidence"].get<double>();
+        }
+        if (!err[0] && t.contains("diagnostic")) {
+          if (!t["diagnostic"].is_boolean())
+            std::snprintf(err, kErr, "'diagnostic' must be true or false");
+          else
+            f.diagnostic = t["diagnostic"].get<bool>();
+        }
+        if (!err[0] && t.contains("evidence")) {
+          auto& e = t["evidence"];
+          if (e.is_array() && e.empty()) e = nlohmann::ordered_json::object();
+          if (!e.is_object())
+            std::snprintf(err, kErr, "'evidence' must be a table of name = value");
+          else
+            f.evidence = e;
+        }
+        if (!err[0] && t.contains("scope")) {
+          auto& s = t["scope"];
+          if (s.is_array() && s.empty()) s = nlohmann::ordered_json::object();
+          static const std::vector<std::string> keys = {"device_id", "iter_first", "iter_last", "rank", "trace_id"};
+          if (!s.is_object()) std::snprintf(err, kErr, "'scope' must be a table");
+          for (const auto& [k, v] : s.items()) {
+            if (err[0]) break;
+            if (std::find(keys.begin(), keys.end(), k) == keys.end())
+              std::snprintf(err, kErr, "unknown scope field '%s'%s", k.c_str(), did_you_mean(k, keys).c_str());
+          }
+          if (!err[0]) {
+            if (auto v = opt_int(s, "trace_id", err)) f.scope.trace_id = v;
+            f.scope.device_id = opt_int(s, "device_id", err);
+            f.scope.rank = opt_int(s, "rank", err);
+            f.scope.iter_first = opt_int(s, "iter_first", err);
+            f.scope.iter_last = opt_int(s, "iter_last", err);
+          }
+        }
+        if (!err[0]) run.sink->report(std::move(f));
+      }
+    } catch (const std::exception& e) {
+      std::snprintf(err, kErr, "%s", e.what());
+    }
+  }
+  if (err[0]) return luaL_error(L, "ctx:report: %s", err);
+  return 0;
+}
+
+// ---------------------------------------------------------------- summary
+void set_int(lua_State* L, const char* key, int64_t v) {
+  lua_pushinteger(L, v);
+  lua_setfield(L, -2, key);
+}
+void set_num(lua_State* L, const char* key, double v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, key);
+}
+void set_str(lua_State* L, const char* key, const std::string& v) {
+  lua_pushlstring(L, v.data(), v.size());
+  lua_setfield(L, -2, key);
+}
+template <class T>
+void set_opt(lua_State* L, const char* key, const std::optional<T>& v) {
+  if (!v) return;
+  if constexpr (std::is_same_v<T, std::string>)
+    set_str(L, key, *v);
+  else
+    set_int(L, key, static_cast<int64_t>(*v));
+}
+
+void push_summary(lua_State* L, const TraceSummary& s) {
+  lua_newtable(L);
+  set_int(L, "trace_id", s.trace_id);
+  set_str(L, "path", s.path);
+  set_str(L, "format", s.format);
+  set_opt(L, "format_version", s.format_version);
+  set_opt(L, "tool_version", s.tool_version);
+  set_opt(L, "framework", s.framework);
+  set_opt(L, "vendor", s.vendor);
+  set_opt(L, "comm_backend", s.comm_backend);
+  set_opt(L, "rank", s.rank);
+  set_opt(L, "world_size", s.world_size);
+  set_int(L, "wall_ns", s.wall_ns);
+  set_int(L, "event_count", s.event_count);
+  set_int(L, "kernel_count", s.kernel_count);
+  set_int(L, "memcpy_count", s.memcpy_count);
+  set_int(L, "memset_count", s.memset_count);
+  set_int(L, "api_call_count", s.api_call_count);
+  set_int(L, "op_count", s.op_count);
+  lua_pushboolean(L, s.has_gpu_work);
+  lua_setfield(L, -2, "has_gpu_work");
+  set_int(L, "devices_listed", s.devices_listed);
+  lua_createtable(L, static_cast<int>(s.devices.size()), 0);
+  for (size_t i = 0; i < s.devices.size(); ++i) {
+    const DeviceSummary& d = s.devices[i];
+    lua_newtable(L);
+    set_int(L, "device_id", d.device_id);
+    if (!d.name.empty()) set_str(L, "name", d.name);
+    set_opt(L, "compute_major", d.compute_major);
+    set_opt(L, "compute_minor", d.compute_minor);
+    set_int(L, "window_ns", d.window_ns);
+    set_int(L, "kernel_count", d.kernel_count);
+    set_int(L, "kernel_time_ns", d.kernel_time_ns);
+    set_int(L, "kernel_busy_ns", d.kernel_busy_ns);
+    set_int(L, "gpu_busy_ns", d.gpu_busy_ns);
+    set_int(L, "memcpy_count", d.memcpy_count);
+    set_int(L, "memcpy_time_ns", d.memcpy_time_ns);
+    set_int(L, "memcpy_bytes", d.memcpy_bytes);
+    set_int(L, "memset_time_ns", d.memset_time_ns);
+    set_int(L, "communication_time_ns", d.communication_time_ns);
+    set_int(L, "tensor_core_time_ns", d.tensor_core_time_ns);
+    set_int(L, "tc_eligible_not_used_ns", d.tc_eligible_not_used_ns);
+    set_num(L, "gpu_utilization", d.gpu_utilization);
+    set_num(L, "tensor_core_share", d.tensor_core_share);
+    lua_newtable(L);
+    for (const auto& [k, v] : d.breakdown_ns) set_int(L, k.c_str(), v);
+    lua_setfield(L, -2, "breakdown_ns");
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "devices");
+  const IterationSummary& it = s.iterations;
+  lua_newtable(L);
+  set_str(L, "source", it.source);
+  set_int(L, "count", it.count);
+  set_num(L, "mean_ns", it.mean_ns);
+  set_num(L, "stddev_ns", it.stddev_ns);
+  set_int(L, "min_ns", it.min_ns);
+  set_int(L, "max_ns", it.max_ns);
+  set_int(L, "median_ns", it.median_ns);
+  lua_createtable(L, static_cast<int>(it.durations_ns.size()), 0);
+  for (size_t i = 0; i < it.durations_ns.size(); ++i) {
+    lua_pushinteger(L, it.durations_ns[i]);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "durations_ns");
+  lua_setfield(L, -2, "iterations");
+  lua_createtable(L, static_cast<int>(s.issues.size()), 0);
+  for (size_t i = 0; i < s.issues.size(); ++i) {
+    lua_newtable(L);
+    set_str(L, "kind", s.issues[i].kind);
+    set_str(L, "example", s.issues[i].example);
+    set_str(L, "location", s.issues[i].location);
+    set_int(L, "count", s.issues[i].count);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "issues");
+}
+
+}  // namespace
+
+void push_json(lua_State* L, const nlohmann::json& v) {
+  luaL_checkstack(L, 4, "nested too deep");
+  if (v.is_null())
+    lua_pushnil(L);
+  else if (v.is_boolean())
+    lua_pushboolean(L, v.get<bool>());
+  else if (v.is_number_integer() || v.is_number_unsigned())
+    lua_pushinteger(L, v.get<int64_t>());
+  else if (v.is_number())
+    lua_pushnumber(L, v.get<double>());
+  else if (v.is_string()) {
+    const auto& s = v.get_ref<const std::string&>();
+    lua_pushlstring(L, s.data(), s.size());
+  } else if (v.is_array()) {
+    lua_createtable(L, static_cast<int>(v.size()), 0);
+    lua_Integer i = 0;
+    for (const auto& item : v) {
+      push_json(L, item);
+      lua_rawseti(L, -2, ++i);
+    }
+  } else {
+    lua_createtable(L, 0, static_cast<int>(v.size()));
+    for (const auto& [k, item] : v.items()) {
+      push_json(L, item);
+      lua_setfield(L, -2, k.c_str());
+    }
+  }
+}
+
+void open_proflint_library(lua_State* L) {
+  static const luaL_Reg fns[] = {{"category", pf_category},   {"format_bytes", pf_format_bytes},
+                                 {"format_ns", pf_format_ns}, {"format_percent", pf_format_percent},
+                                 {"intersect", pf_intersect}, {"total", pf_total},
+                                 {"union", pf_union},         {"uses_tensor_cores", pf_uses_tensor_cores},
+                                 {nullptr, nullptr}};
+  luaL_newlib(L, fns);
+  lua_setglobal(L, "proflint");
+  if (luaL_newmetatable(L, kStmtMeta)) {
+    lua_pushcfunction(L, stmt_finalize);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, stmt_finalize);
+    lua_setfield(L, -2, "__close");
+    lua_pushliteral(L, "statement");
+    lua_setfield(L, -2, "__metatable");
+  }
+  lua_pop(L, 1);
+}
+
+void push_ctx(lua_State* L, RunContext& run, const nlohmann::json& options) {
+  lua_newtable(L);
+  set_int(L, "trace_id", run.trace_id);
+  if (const TraceSummary* s = run.facts->summary(run.trace_id))
+    push_summary(L, *s);
+  else
+    lua_newtable(L);
+  lua_setfield(L, -2, "summary");
+  push_json(L, options.is_object() && !options.empty() ? options : nlohmann::json::object());
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+  }
+  lua_setfield(L, -2, "options");
+  // Methods live in the metatable so `pairs(ctx)` shows the data and the metatable the methods.
+  lua_newtable(L);
+  lua_newtable(L);
+  static const luaL_Reg methods[] = {
+      {"has", ctx_has}, {"query", ctx_query}, {"report", ctx_report}, {"rows", ctx_rows}, {nullptr, nullptr}};
+  for (const luaL_Reg* m = methods; m->name; ++m) {
+    lua_pushlightuserdata(L, &run);
+    lua_pushcclosure(L, m->func, 1);
+    lua_setfield(L, -2, m->name);
+  }
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+}
+
+}  // namespace proflint::lua
