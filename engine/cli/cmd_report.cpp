@@ -110,9 +110,7 @@ int cmd_report(const CommonOptions& options, const ReportOptions& report) {
   std::optional<AnalysisResult> analysis;
   if (std::find(names.begin(), names.end(), "expert_systems") != names.end()) {
     Config config = load_config(options.config_path);
-    AnalysisOptions ao;
-    ao.detectors = config.detectors;
-    ao.suppressions = config.suppressions;
+    AnalysisOptions ao = analysis_options(config, options);
     // The model is loaded; cutting the store to the range now only affects the detectors.
     restrict_to_aggregation_range(store);
     analysis = run_analysis(store, ao);

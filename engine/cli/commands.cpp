@@ -16,7 +16,6 @@
 #include "engine/common/error.hpp"
 #include "engine/config/config.hpp"
 #include "engine/analysis/detector.hpp"
-#include "engine/analysis/docs.hpp"
 #include "engine/analysis/restrict.hpp"
 #include "engine/analysis/runner.hpp"
 #include "engine/common/suggest.hpp"
@@ -41,6 +40,16 @@ LoadOptions load_options(const CommonOptions& o) {
   l.derive.extra_tensor_core_patterns = config.tensor_core_patterns;
   l.rederive = l.derive.key_node || o.iter_start || o.iter_stop || !config.tensor_core_patterns.empty();
   return l;
+}
+
+AnalysisOptions analysis_options(const Config& config, const CommonOptions& o) {
+  AnalysisOptions ao;
+  ao.detectors = config.detectors;
+  ao.suppressions = config.suppressions;
+  ao.rule_files = lua::collect_rule_files(config, o.rule_dirs);
+  ao.rules = config.rules.rules;
+  ao.rule_limits = config.rules.limits;
+  return ao;
 }
 
 namespace {
@@ -95,12 +104,11 @@ int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze) {
     if (!threshold || *threshold == Severity::info) throw Error("--fail-on must be high, medium, low or never, got '" + analyze.fail_on + "'");
   }
   Config config = load_config(options.config_path);
+  for (const auto& dir : options.rule_dirs) lua::rule_files_in(dir);  // a missing --rules folder is a usage error, before any import
   Store store = load_inputs(options.inputs, load_options(options));
   if (analyze.db_path) store.save_as(*analyze.db_path);
   restrict_to_aggregation_range(store);  // after --db: the saved store keeps the whole capture
-  AnalysisOptions ao;
-  ao.detectors = config.detectors;
-  ao.suppressions = config.suppressions;
+  AnalysisOptions ao = analysis_options(config, options);
   ao.only.insert(analyze.only.begin(), analyze.only.end());
   ao.skip.insert(analyze.skip.begin(), analyze.skip.end());
   AnalysisResult result = run_analysis(store, ao);
@@ -114,38 +122,6 @@ int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze) {
     for (const auto& f : result.findings)
       if (!f.diagnostic && f.effective_severity >= *threshold) return 1;
   }
-  return 0;
-}
-
-int cmd_rules_list(const CommonOptions& options) {
-  Config config = load_config(options.config_path);
-  std::string out = fmt::format("{:<22} {:<8} {:<9} {}\n", "ID", "SOURCE", "STATUS", "TITLE / NEEDS");
-  for (const auto& info : detector_registry()) {
-    auto detector = info.make(OptionValues(info.options, nlohmann::json::object()));
-    auto it = config.detectors.find(std::string(info.id));
-    bool enabled = it == config.detectors.end() || it->second.enabled != false;
-    std::string needs;
-    for (const auto& n : detector->needs()) needs += (needs.empty() ? "" : ", ") + n;
-    out += fmt::format("{:<22} {:<8} {:<9} {}\n{:<41}needs: {}\n", info.id, "builtin", enabled ? "enabled" : "disabled",
-                       detector->title(), "", needs.empty() ? "-" : needs);
-  }
-  write_output(options.output, out);
-  return 0;
-}
-
-int cmd_rules_explain(const CommonOptions& options, const std::string& id) {
-  std::vector<std::string> ids;
-  for (const auto& info : detector_registry()) ids.emplace_back(info.id);
-  if (std::find(ids.begin(), ids.end(), id) == ids.end()) throw Error("unknown detector or rule '" + id + "'" + did_you_mean(id, ids));
-  auto doc = detector_docs().find(id);
-  if (doc == detector_docs().end()) throw Error("internal: no documentation page for '" + id + "'");
-  std::string text = doc->second;
-  for (const auto& info : detector_registry()) {
-    if (info.id != id) continue;
-    text += "\n## Defaults in this build\n";
-    for (const auto& opt : info.options) text += fmt::format("- `{}` = {} — {}\n", opt.name, opt.default_value.dump(), opt.doc);
-  }
-  write_output(options.output, text);
   return 0;
 }
 

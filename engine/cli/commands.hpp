@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/analysis/runner.hpp"
+#include "engine/config/config.hpp"
 #include "engine/import/load.hpp"
 
 namespace proflint {
@@ -21,6 +23,7 @@ struct CommonOptions {
   std::optional<int64_t> iter_start, iter_stop;
   std::optional<std::string> config_path;  // --config FILE (else ./proflint.toml when present)
   bool progress = false;
+  std::vector<std::string> rule_dirs;      // --rules DIR (repeatable): folders of Lua rules
 };
 
 int cmd_summary(const CommonOptions& options);
@@ -35,10 +38,14 @@ struct AnalyzeOptions {
 };
 int cmd_rules_list(const CommonOptions& options);
 int cmd_rules_explain(const CommonOptions& options, const std::string& id);
+int cmd_rules_check(const CommonOptions& options, const std::vector<std::string>& files);  // engine/cli/cmd_rules.cpp
 int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze);
 
 // The load options the common flags and proflint.toml ask for (flags win over the file).
 LoadOptions load_options(const CommonOptions& options);
+// Detectors, rules, suppressions and limits from proflint.toml plus --rules: what analyze, report
+// and compare all run.
+AnalysisOptions analysis_options(const Config& config, const CommonOptions& options);
 
 // `proflint report`: DLProf-style report files (engine/cli/cmd_report.cpp, docs/reports.md).
 struct ReportOptions {

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   analyze->add_option("--only", analyze_opts.only, "run only these detector/rule ids")->delimiter(',');
   analyze->add_option("--skip", analyze_opts.skip, "do not run these detector/rule ids")->delimiter(',');
   analyze->add_option("--db", analyze_opts.db_path, "also save the derived fact store to this file");
+  analyze->add_option("--rules", common.rule_dirs, "also run the Lua rules in this folder (repeatable)");
   add_derive_flags(analyze);
 
   auto* summary = app.add_subcommand("summary", "headline metrics: wall time, GPU utilization, breakdown, iterations");
@@ -63,14 +64,21 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   report->add_flag("--force", report_opts.force, "overwrite existing report files");
   add_derive_flags(report);
+  report->add_option("--rules", common.rule_dirs, "also run the Lua rules in this folder for expert_systems (repeatable)");
 
   std::string explain_id;
   auto* rules = app.add_subcommand("rules", "built-in detectors and Lua rules");
   rules->require_subcommand(1);
   auto* rules_list = rules->add_subcommand("list", "every detector and rule: id, source, status, what it needs");
   rules_list->add_option("--config", common.config_path, "configuration file (default ./proflint.toml)");
-  auto* rules_explain = rules->add_subcommand("explain", "print a detector's documentation");
+  rules_list->add_option("--rules", common.rule_dirs, "also list the Lua rules in this folder (repeatable)");
+  auto* rules_explain = rules->add_subcommand("explain", "print a detector's or rule's documentation");
   rules_explain->add_option("ID", explain_id, "detector or rule id")->required();
+  rules_explain->add_option("--config", common.config_path, "configuration file (default ./proflint.toml)");
+  rules_explain->add_option("--rules", common.rule_dirs, "also look in this folder of Lua rules (repeatable)");
+  std::vector<std::string> check_files;
+  auto* rules_check = rules->add_subcommand("check", "load and validate Lua rule files without a profile");
+  rules_check->add_option("FILE", check_files, "rule files (.lua)")->required();
 
   auto* config = app.add_subcommand("config", "configuration");
   config->require_subcommand(1);
@@ -97,6 +105,7 @@ int main(int argc, char** argv) {
     if (config_dump->parsed()) return cmd_config_dump(common);
     if (rules_list->parsed()) return cmd_rules_list(common);
     if (rules_explain->parsed()) return cmd_rules_explain(common, explain_id);
+    if (rules_check->parsed()) return cmd_rules_check(common, check_files);
     return 2;
   });
 }

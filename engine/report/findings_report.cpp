@@ -247,7 +247,8 @@ std::string render_findings_sarif(const AnalysisResult& r) {
     if (rule_index.count(f.id)) continue;
     rule_index[f.id] = rules.size();
     rules.push_back({{"id", f.id}, {"name", f.id}, {"shortDescription", {{"text", f.title}}},
-                     {"helpUri", "docs/detectors/" + f.id + ".md"}});
+                     // A Lua rule documents itself: point at its file.
+                     {"helpUri", f.source == "builtin" ? "docs/detectors/" + f.id + ".md" : f.source}});
   }
   json results = json::array();
   for (const auto& f : r.findings) {
