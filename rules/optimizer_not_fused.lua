@@ -1,0 +1,87 @@
+-- rules/optimizer_not_fused.lua — optimizer-not-fused
+--
+-- What: the optimizer step (and zero_grad) launches one small elementwise kernel per parameter
+-- and per operation (aten::add_, aten::mul_, aten::zero_ ...) instead of a few fused
+-- multi_tensor_apply / fused Adam kernels.
+-- Why: each of those kernels is a CPU-side dispatch plus a launch; with hundreds of parameters the
+-- step is bound by the host, and the GPU waits. PyTorch's foreach (multi_tensor_apply) and fused
+-- implementations do the same work in a handful of launches.
+return {
+  id = "optimizer-not-fused",
+  title = "The optimizer updates parameters one kernel at a time",
+  doc = [[
+Counts the GPU kernels launched by optimizer-pass ops (optimizer.step and zero_grad) per
+iteration that are not multi_tensor_apply / fused optimizer kernels. Many such kernels per step
+mean a per-parameter ("for-loop") optimizer: the step costs one dispatch and launch per parameter
+and operation. The estimate is the host time of those optimizer ops times `recoverable_fraction`.]],
+  needs = { "kernels", "ops", "iterations" },
+  options = {
+    min_kernels_per_step = { default = 100, doc = "report from this many unfused optimizer kernels per iteration" },
+    max_fused_share = { default = 0.5, doc = "stay silent when fused kernels already are this share of optimizer kernels" },
+    recoverable_fraction = { default = 0.8, doc = "share of the unfused optimizer ops' host time a fused optimizer saves" },
+    min_wall_share = { default = 0.005, doc = "report only when the estimate is at least this share of wall time" },
+  },
+
+  evaluate = function(ctx)
+    local o = ctx.options
+    local iterations = ctx.summary.iterations.count
+    if iterations == 0 then return end
+    -- Kernels of optimizer-pass ops, split into fused (multi_tensor_apply, fused Adam/SGD ...) and not.
+    local k = ctx:query([[
+      SELECT count(*) AS kernels, coalesce(sum(k.dur_ns), 0) AS kernel_ns,
+             coalesce(sum(k.name LIKE '%multi_tensor_apply%' OR k.name LIKE '%fused%' OR k.name LIKE '%Fused%'), 0) AS fused,
+             count(DISTINCT k.iteration) AS steps, min(k.iteration) AS first, max(k.iteration) AS last
+      FROM kernel k JOIN op o ON o.id = k.op_id
+      WHERE k.trace_id = ? AND o.pass = 'optimizer' AND k.iteration IS NOT NULL]], ctx.trace_id)[1]
+    local unfused = k.kernels - k.fused
+    if k.kernels == 0 or k.steps == 0 then return end
+    local per_step = unfused / k.steps
+    if per_step < o.min_kernels_per_step or k.fused / k.kernels >= o.max_fused_share then return end
+
+    -- Host time of the top-level optimizer ops that launched unfused kernels, and their names.
+    local ops, host_ns, names = {}, 0, {}
+    for row in ctx:rows([[
+        SELECT o.name AS name, count(*) AS calls, sum(o.dur_ns) AS host_ns
+        FROM op o
+        WHERE o.trace_id = ? AND o.pass = 'optimizer' AND o.iteration IS NOT NULL
+          AND (o.parent_id IS NULL OR o.parent_id NOT IN (SELECT id FROM op WHERE trace_id = ? AND pass = 'optimizer'))
+          AND o.kernel_count > 0
+        GROUP BY o.name ORDER BY host_ns DESC]], ctx.trace_id, ctx.trace_id) do
+      ops[#ops + 1] = row
+      host_ns = host_ns + row.host_ns
+      if #names < 4 then
+        names[#names + 1] = string.format("%s ×%d (%s)", row.name, row.calls, proflint.format_ns(row.host_ns))
+      end
+    end
+    local savings = math.floor(host_ns * o.recoverable_fraction)
+    if savings < o.min_wall_share * ctx.summary.wall_ns then return end
+
+    ctx:report{
+      problem = string.format(
+        "The optimizer launched %d kernels per iteration that are not fused (%d in %d iterations, %s of GPU time; " ..
+        "%d fused multi_tensor_apply kernels): one small kernel per parameter and operation. The ops that " ..
+        "launched them spent %s on the host (%s of wall time): %s.",
+        math.floor(per_step + 0.5), unfused, k.steps, proflint.format_ns(k.kernel_ns), k.fused,
+        proflint.format_ns(host_ns), proflint.format_percent(host_ns / ctx.summary.wall_ns), table.concat(names, ", ")),
+      recommendation =
+        "Use the fused or foreach optimizer implementations: torch.optim.AdamW(params, lr=..., fused=True) " ..
+        "(or foreach=True, the default on CUDA since PyTorch 2.0 unless it was turned off), likewise SGD/Adam; " ..
+        "apex.optimizers.FusedAdam/FusedSGD on older PyTorch. Clear gradients with " ..
+        "optimizer.zero_grad(set_to_none=True) instead of zeroing each one.",
+      estimated_savings_ns = savings,
+      savings_method = string.format(
+        "host time of the optimizer ops that launched unfused kernels x %.2f (recoverable_fraction: the part a " ..
+        "fused optimizer removes)", o.recoverable_fraction),
+      confidence = 0.6,
+      evidence = {
+        unfused_kernels = unfused,
+        fused_kernels = k.fused,
+        unfused_kernels_per_step = math.floor(per_step + 0.5),
+        optimizer_kernel_ns = k.kernel_ns,
+        optimizer_host_ns = host_ns,
+        top_ops = names,
+      },
+      scope = { iter_first = k.first, iter_last = k.last },
+    }
+  end,
+}
