@@ -1,0 +1,107 @@
+// engine/cli/cmd_compare.cpp — `proflint compare`: the regression gate (docs/compare.md).
+#include <algorithm>
+#include <filesystem>
+
+#include "engine/analysis/restrict.hpp"
+#include "engine/cli/commands.hpp"
+#include "engine/common/error.hpp"
+#include "engine/gate/compare.hpp"
+#include "engine/report/compare_report.hpp"
+#include "engine/report/output.hpp"
+
+namespace proflint {
+
+namespace {
+
+// A folder stands for the profiles in it (not recursive): the files whose names end like a
+// profile or a saved store, in name order so the result does not depend on the file system.
+std::vector<std::string> expand(const std::vector<std::string>& inputs, const std::string& side) {
+  namespace fs = std::filesystem;
+  static const std::vector<std::string> endings = {".json", ".json.gz", ".gz", ".sqlite", ".sqlite3", ".db", ".pflt"};
+  std::vector<std::string> out;
+  for (const auto& in : inputs) {
+    std::error_code ec;
+    if (!fs::is_directory(in, ec)) {
+      out.push_back(in);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (const auto& entry : fs::directory_iterator(in, ec)) {
+      if (!entry.is_regular_file(ec)) continue;
+      std::string name = entry.path().filename().string();
+      if (std::any_of(endings.begin(), endings.end(), [&](const std::string& e) {
+            return name.size() > e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0;
+          }))
+        found.push_back(entry.path().string());
+    }
+    if (ec) throw input_error(in, "", "cannot read the folder: " + ec.message());
+    if (found.empty())
+      throw input_error(in, "",
+                        "no profile in this " + side + " folder (looked for *.json, *.json.gz, *.sqlite, *.db)");
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
+struct LoadedSide {
+  gate::Side side;
+  std::vector<Finding> findings;
+};
+
+LoadedSide load_side(const std::vector<std::string>& paths, const CommonOptions& options, const Config& config) {
+  Store store = load_inputs(paths, load_options(options));
+  restrict_to_aggregation_range(store);
+  AnalysisResult analysis = run_analysis(store, analysis_options(config, options));
+  gate::ExtractOptions eo;
+  eo.warmup = config.gate.warmup;
+  eo.warmup_tolerance = config.gate.warmup_tolerance;
+  eo.user_range = options.iter_start.has_value() || options.iter_stop.has_value();
+  eo.top = config.gate.top;
+  LoadedSide out{gate::extract_side(store, eo), std::move(analysis.findings)};
+  return out;
+}
+
+}  // namespace
+
+int cmd_compare(const CommonOptions& options, const CompareOptions& compare) {
+  static const std::vector<std::string> formats = {"text", "json", "markdown", "junit"};
+  if (std::find(formats.begin(), formats.end(), options.format) == formats.end())
+    throw Error("--format must be text, json, markdown or junit, got '" + options.format + "'");
+  std::vector<std::string> base = compare.baseline, cand = compare.candidate;
+  if (!compare.positional.empty()) {
+    if (!base.empty() || !cand.empty())
+      throw Error("give BASELINE CANDIDATE, or --baseline ... --candidate ..., not both");
+    if (compare.positional.size() != 2)
+      throw Error(
+          "compare takes two profiles, BASELINE CANDIDATE (several files per side: --baseline A B "
+          "--candidate C D)");
+    base = {compare.positional[0]};
+    cand = {compare.positional[1]};
+  }
+  if (base.empty() || cand.empty()) throw Error("compare needs a baseline and a candidate: BASELINE CANDIDATE");
+  base = expand(base, "baseline");
+  cand = expand(cand, "candidate");
+  Config config = load_config(options.config_path);
+  for (const auto& dir : options.rule_dirs)
+    lua::rule_files_in(dir);  // a missing --rules folder fails before any import
+  // Budgets that name a metric in the wrong unit are found before minutes of import.
+  for (const auto& [metric, budget] : config.gate.budgets)
+    if (metric.find('*') == std::string::npos) gate::budget_for(config.gate, metric);
+  LoadedSide b = load_side(base, options, config);
+  LoadedSide c = load_side(cand, options, config);
+  auto result = gate::compare_sides(b.side, c.side, b.findings, c.findings, config.gate, compare.strict);
+  std::string text;
+  if (options.format == "json")
+    text = render_compare_json(result);
+  else if (options.format == "markdown")
+    text = render_compare_markdown(result);
+  else if (options.format == "junit")
+    text = render_compare_junit(result);
+  else
+    text = render_compare_text(result, options.output == "-" && use_color_on_stdout());
+  write_output(options.output, text);
+  return result.exit_code();
+}
+
+}  // namespace proflint

@@ -1,0 +1,365 @@
+// engine/gate/metrics.cpp — see metrics.hpp.
+#include "engine/gate/metrics.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "engine/gate/stats.hpp"
+
+namespace proflint::gate {
+
+std::string_view unit_name(Unit u) {
+  switch (u) {
+    case Unit::ns:
+      return "ns";
+    case Unit::share:
+      return "share";
+    case Unit::bytes:
+      return "bytes";
+  }
+  return "ns";
+}
+
+std::string_view polarity_name(Polarity p) {
+  return p == Polarity::lower_is_better ? "lower_is_better" : "higher_is_better";
+}
+
+std::optional<int64_t> leading_dimension(std::string_view dims) {
+  // The first input's shape is the first inner list: "[[32,3,224,224],...]" -> 32. A scalar or
+  // an empty list ("[[],[1]]") has no leading dimension; neither has a 1-D input ([[5]]), since
+  // the first dimension of a vector is its length, not a batch.
+  size_t open = dims.find('[');
+  if (open == std::string_view::npos) return std::nullopt;
+  size_t inner = dims.find_first_not_of(' ', open + 1);
+  if (inner == std::string_view::npos || dims[inner] != '[') return std::nullopt;
+  size_t close = dims.find(']', inner);
+  if (close == std::string_view::npos) return std::nullopt;
+  std::string_view shape = dims.substr(inner + 1, close - inner - 1);
+  size_t comma = shape.find(',');
+  if (comma == std::string_view::npos) return std::nullopt;
+  int64_t v = 0;
+  bool any = false;
+  for (char c : shape.substr(0, comma)) {
+    if (c == ' ') continue;
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+    any = true;
+    if (v > (int64_t{1} << 40)) return std::nullopt;
+  }
+  if (!any) return std::nullopt;
+  return v;
+}
+
+size_t warmup_count(const std::vector<int64_t>& durations_ns, double tolerance) {
+  if (durations_ns.size() < 3) return 0;
+  std::vector<double> values(durations_ns.begin(), durations_ns.end());
+  double limit = median(values) * (1 + tolerance);
+  size_t n = 0;
+  while (n < durations_ns.size() / 2 && static_cast<double>(durations_ns[n]) > limit) ++n;
+  return n;
+}
+
+namespace {
+
+using Key = std::pair<std::string, std::string>;  // (name, scope)
+
+struct TraceData {
+  const TraceSummary* summary = nullptr;
+  std::vector<int64_t> kept_ns;  // iteration durations kept, in order
+  std::map<Key, Metric> metrics;
+};
+
+std::string device_scope(const TraceSummary& s, int64_t device_id, bool with_rank) {
+  if (with_rank && s.rank) return fmt::format("rank {} GPU {}", *s.rank, device_id);
+  return fmt::format("GPU {}", device_id);
+}
+
+void put(TraceData& t, const std::string& name, const std::string& scope, Unit unit, Polarity polarity,
+         bool per_iteration, double value) {
+  Metric m;
+  m.name = name;
+  m.scope = scope;
+  m.unit = unit;
+  m.polarity = polarity;
+  m.per_iteration = per_iteration;
+  m.value = value;
+  t.metrics[{name, scope}] = std::move(m);
+}
+
+void read_trace(SQLite::Database& db, const TraceSummary& s, const ExtractOptions& options, bool with_rank,
+                TraceData& t, std::vector<std::string>& notes) {
+  t.summary = &s;
+  // Iterations the derivation aggregated (--iter-start/--iter-stop), minus warm-up.
+  std::optional<int64_t> range_lo, range_hi;
+  {
+    SQLite::Statement q(db, "SELECT iter_start, iter_stop FROM trace WHERE trace_id = ?");
+    q.bind(1, s.trace_id);
+    if (q.executeStep()) {
+      if (!q.isColumnNull(0)) range_lo = q.getColumn(0).getInt64();
+      if (!q.isColumnNull(1)) range_hi = q.getColumn(1).getInt64();
+    }
+  }
+  std::vector<std::pair<int64_t, int64_t>> iterations;  // (ordinal, dur_ns)
+  {
+    SQLite::Statement q(db,
+                        "SELECT iteration, dur_ns FROM iteration WHERE trace_id = ? AND iteration BETWEEN ? AND ? "
+                        "ORDER BY iteration");
+    q.bind(1, s.trace_id);
+    q.bind(2, static_cast<int64_t>(range_lo.value_or(INT64_MIN)));
+    q.bind(3, static_cast<int64_t>(range_hi.value_or(INT64_MAX)));
+    while (q.executeStep()) iterations.emplace_back(q.getColumn(0).getInt64(), q.getColumn(1).getInt64());
+  }
+  size_t drop = 0;
+  if (!options.user_range && !iterations.empty()) {
+    if (options.warmup == "auto") {
+      std::vector<int64_t> d;
+      for (const auto& it : iterations) d.push_back(it.second);
+      drop = warmup_count(d, options.warmup_tolerance);
+    } else {
+      drop = std::min<size_t>(iterations.size(), static_cast<size_t>(std::stoll(options.warmup)));
+    }
+  }
+  if (drop > 0) {
+    notes.push_back(fmt::format(
+        "{}: dropped {} leading warm-up iteration(s) ({}: {:.3f} ms){}", s.path, drop,
+        options.warmup == "auto" ? "longer than the median by more than the warm-up tolerance" : "[gate] warmup",
+        static_cast<double>(iterations.front().second) / 1e6, drop > 1 ? " and following" : ""));
+    iterations.erase(iterations.begin(), iterations.begin() + static_cast<std::ptrdiff_t>(drop));
+  }
+  for (const auto& it : iterations) t.kept_ns.push_back(it.second);
+  const int64_t k = static_cast<int64_t>(iterations.size());
+  const int64_t lo = k ? iterations.front().first : 0, hi = k ? iterations.back().first : -1;
+  const bool per_iter = k > 0;
+  const double divisor = per_iter ? static_cast<double>(k) : 1.0;
+  const auto lower = Polarity::lower_is_better, higher = Polarity::higher_is_better;
+
+  put(t, "wall_time", "", Unit::ns, lower, false, static_cast<double>(s.wall_ns));
+
+  // Devices: utilization and Tensor Core share per device and for the job.
+  std::vector<int64_t> active;
+  double util_sum = 0;
+  int64_t tc_ns = 0, kernel_ns = 0;
+  for (const auto& d : s.devices) {
+    if (d.device_id < 0 || d.kernel_count == 0) continue;
+    active.push_back(d.device_id);
+    util_sum += d.gpu_utilization;
+    tc_ns += d.tensor_core_time_ns;
+    kernel_ns += d.kernel_time_ns;
+    std::string scope = device_scope(s, d.device_id, with_rank);
+    put(t, "gpu_utilization", scope, Unit::share, higher, false, d.gpu_utilization);
+    if (d.kernel_time_ns > 0) put(t, "tensor_core_share", scope, Unit::share, higher, false, d.tensor_core_share);
+  }
+  if (!active.empty()) {
+    put(t, "gpu_utilization", "", Unit::share, higher, false, util_sum / static_cast<double>(active.size()));
+    if (kernel_ns > 0)
+      put(t, "tensor_core_share", "", Unit::share, higher, false,
+          static_cast<double>(tc_ns) / static_cast<double>(kernel_ns));
+  }
+  if (active.empty()) return;  // no GPU work: nothing per GPU to compare
+
+  // The kernel-side metrics count work launched in the kept iterations (or the whole capture).
+  std::string kept = per_iter ? " AND k.iteration BETWEEN ? AND ?" : "";
+  auto bind_kept = [&](SQLite::Statement& q, int first) {
+    if (per_iter) {
+      q.bind(first, lo);
+      q.bind(first + 1, hi);
+    }
+  };
+  {
+    SQLite::Statement q(db,
+                        "SELECT COALESCE(sum(k.dur_ns), 0) FROM _kernel k JOIN _op o ON o.id = k.op_id "
+                        "WHERE k.trace_id = ? AND o.tc_eligible = 1 AND k.is_tensor_core = 0 "
+                        "AND k.category IN ('gemm', 'conv', 'attention')" +
+                            kept);
+    q.bind(1, s.trace_id);
+    bind_kept(q, 2);
+    q.executeStep();
+    put(t, "tc_eligible_not_tc_time", "", Unit::ns, lower, per_iter,
+        static_cast<double>(q.getColumn(0).getInt64()) / divisor);
+  }
+  {
+    SQLite::Statement q(db,
+                        "SELECT COALESCE(o.op_type, s.value), sum(k.dur_ns) FROM _kernel k "
+                        "JOIN _op o ON o.id = k.op_id JOIN string s ON s.id = o.name_id "
+                        "WHERE k.trace_id = ?" +
+                            kept + " GROUP BY 1");
+    q.bind(1, s.trace_id);
+    bind_kept(q, 2);
+    while (q.executeStep())
+      put(t, "op_type." + q.getColumn(0).getString(), "", Unit::ns, lower, per_iter,
+          static_cast<double>(q.getColumn(1).getInt64()) / divisor);
+  }
+  {
+    SQLite::Statement q(db,
+                        "SELECT s.value, sum(k.dur_ns) FROM _kernel k JOIN string s ON s.id = k.name_id "
+                        "WHERE k.trace_id = ?" +
+                            kept + " GROUP BY k.name_id");
+    q.bind(1, s.trace_id);
+    bind_kept(q, 2);
+    while (q.executeStep())
+      put(t, "kernel." + q.getColumn(0).getString(), "", Unit::ns, lower, per_iter,
+          static_cast<double>(q.getColumn(1).getInt64()) / divisor);
+  }
+  // Breakdown: per iteration and averaged over the active GPUs, so a category reads as "time a
+  // GPU spends on it per step"; without iterations, as a share of the capture window.
+  {
+    std::string sql = per_iter ? "SELECT category, sum(time_ns) FROM breakdown WHERE trace_id = ? AND device_id >= 0 "
+                                 "AND iteration BETWEEN ? AND ? GROUP BY category"
+                               : "SELECT category, sum(time_ns) FROM breakdown WHERE trace_id = ? AND device_id >= 0 "
+                                 "AND iteration = -1 GROUP BY category";
+    SQLite::Statement q(db, sql);
+    q.bind(1, s.trace_id);
+    if (per_iter) {
+      q.bind(2, lo);
+      q.bind(3, hi);
+    }
+    const double gpus = static_cast<double>(active.size());
+    while (q.executeStep()) {
+      double total = static_cast<double>(q.getColumn(1).getInt64()) / gpus;
+      if (per_iter) {
+        put(t, "breakdown." + q.getColumn(0).getString(), "", Unit::ns, lower, true, total / divisor);
+      } else if (s.wall_ns > 0) {
+        put(t, "breakdown." + q.getColumn(0).getString(), "", Unit::share, lower, false,
+            total / static_cast<double>(s.wall_ns));
+      }
+    }
+  }
+  {
+    SQLite::Statement q(db,
+                        "SELECT device_id, max(allocated_bytes) FROM memory_sample WHERE trace_id = ? "
+                        "AND device_id >= 0 AND allocated_bytes IS NOT NULL GROUP BY device_id");
+    q.bind(1, s.trace_id);
+    double peak = -1;
+    while (q.executeStep()) {
+      double v = static_cast<double>(q.getColumn(1).getInt64());
+      peak = std::max(peak, v);
+      put(t, "peak_memory", device_scope(s, q.getColumn(0).getInt64(), with_rank), Unit::bytes, lower, false, v);
+    }
+    if (peak >= 0) put(t, "peak_memory", "", Unit::bytes, lower, false, peak);
+  }
+}
+
+std::optional<int64_t> batch_of(SQLite::Database& db) {
+  // Forward ops' first inputs: in a training step most of them carry the batch dimension first.
+  SQLite::Statement q(db,
+                      "SELECT d.value FROM _op o JOIN _range r ON r.id = o.range_id "
+                      "JOIN string d ON d.id = r.input_dims_id WHERE o.pass = 'fwd' LIMIT 100000");
+  std::map<int64_t, int64_t> counts;
+  while (q.executeStep())
+    if (auto v = leading_dimension(q.getColumn(0).getString())) ++counts[*v];
+  if (counts.empty()) return std::nullopt;
+  auto best =
+      std::max_element(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  return best->first;
+}
+
+template <typename T>
+std::vector<T> sorted_unique(std::vector<T> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+}  // namespace
+
+Side extract_side(Store& store, const ExtractOptions& options) {
+  Side side;
+  side.summaries = summarize(store);
+  auto& db = store.db();
+  std::set<int64_t> ranks;
+  bool all_ranked = true;
+  for (const auto& s : side.summaries) {
+    side.paths.push_back(s.path);
+    if (s.rank)
+      ranks.insert(*s.rank);
+    else
+      all_ranked = false;
+  }
+  // Distinct ranks make one job; anything else (same rank twice, ranks unknown) are repeated runs.
+  side.combined_ranks = side.summaries.size() > 1 && all_ranked && ranks.size() == side.summaries.size();
+  std::vector<TraceData> traces(side.summaries.size());
+  for (size_t i = 0; i < side.summaries.size(); ++i)
+    read_trace(db, side.summaries[i], options, side.combined_ranks, traces[i], side.notes);
+
+  // Iteration time.
+  Metric it;
+  it.name = "iteration_time";
+  it.unit = Unit::ns;
+  it.per_iteration = true;
+  if (side.combined_ranks) {
+    size_t steps = SIZE_MAX;
+    for (const auto& t : traces) steps = std::min(steps, t.kept_ns.size());
+    for (size_t i = 0; i < steps; ++i) {
+      int64_t slowest = 0;
+      for (const auto& t : traces) slowest = std::max(slowest, t.kept_ns[i]);
+      it.samples.push_back(static_cast<double>(slowest));
+    }
+    side.notes.push_back(fmt::format("{} ranks form one job: a step takes as long as its slowest rank ({} steps)",
+                                     traces.size(), it.samples.size()));
+  } else {
+    for (const auto& t : traces)
+      for (auto d : t.kept_ns) it.samples.push_back(static_cast<double>(d));
+    if (traces.size() > 1)
+      side.notes.push_back(fmt::format("{} traces taken as repeated runs: their {} iterations are pooled",
+                                       traces.size(), it.samples.size()));
+  }
+  it.value = median(it.samples);
+  if (!it.samples.empty()) side.metrics.push_back(it);
+
+  // Every other metric: the mean over the traces. Job-wide metrics missing from a trace count as
+  // zero there (an op type that did not run took no time); per-GPU ones average where present.
+  std::map<Key, std::vector<const Metric*>> by_key;
+  for (const auto& t : traces)
+    for (const auto& [key, m] : t.metrics) by_key[key].push_back(&m);
+  std::set<std::string> device_scopes;
+  for (const auto& [key, list] : by_key)
+    if (!key.second.empty()) device_scopes.insert(key.second);
+  for (const auto& [key, list] : by_key) {
+    if (!key.second.empty() && device_scopes.size() < 2) continue;  // one GPU: the job-wide value says it all
+    Metric m = *list.front();
+    double sum = 0, peak = 0;
+    for (const auto* x : list) {
+      sum += x->value;
+      peak = std::max(peak, x->value);
+    }
+    bool job_wide = key.second.empty() && key.first != "wall_time" && key.first != "gpu_utilization" &&
+                    key.first != "tensor_core_share";
+    double count = static_cast<double>(job_wide ? traces.size() : list.size());
+    m.value = key.first == "peak_memory" ? peak : sum / count;
+    side.metrics.push_back(std::move(m));
+  }
+
+  // Fingerprint.
+  Fingerprint& f = side.fingerprint;
+  double kept_total = 0;
+  for (size_t i = 0; i < traces.size(); ++i) {
+    const auto& s = side.summaries[i];
+    kept_total += static_cast<double>(traces[i].kept_ns.size());
+    std::map<std::string, int> gpus;
+    for (const auto& d : s.devices)
+      if (d.device_id >= 0 && d.kernel_count > 0) {
+        std::string name = d.name.empty() ? "GPU (model not recorded)" : d.name;
+        if (d.compute_major) name += fmt::format(" (cc {}.{})", *d.compute_major, d.compute_minor.value_or(0));
+        ++gpus[name];
+      }
+    std::string setup;
+    for (const auto& [name, n] : gpus) setup += (setup.empty() ? "" : " + ") + fmt::format("{} x {}", n, name);
+    f.gpu_setups.push_back(setup.empty() ? "no GPU activity" : setup);
+    f.formats.push_back(s.format);
+    if (s.framework) f.frameworks.push_back(*s.framework);
+    if (s.vendor) f.vendors.push_back(*s.vendor);
+  }
+  f.gpu_setups = sorted_unique(f.gpu_setups);
+  f.formats = sorted_unique(f.formats);
+  f.frameworks = sorted_unique(f.frameworks);
+  f.vendors = sorted_unique(f.vendors);
+  f.ranks.assign(ranks.begin(), ranks.end());
+  f.iterations_per_trace = traces.empty() ? 0 : kept_total / static_cast<double>(traces.size());
+  f.batch = batch_of(db);
+  return side;
+}
+
+}  // namespace proflint::gate
