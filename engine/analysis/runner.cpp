@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 
 #include "engine/analysis/detector.hpp"
 #include "engine/analysis/facts.hpp"
@@ -14,6 +17,21 @@
 namespace proflint {
 
 namespace {
+
+// PROFLINT_TIMINGS=1 prints the time of each detector and rule on stderr ("timing ID MS ms"), so
+// bench/run_bench.py can tell where analysis time goes. Off by default: output stays deterministic.
+class StageClock {
+ public:
+  void report(const std::string& what) const {
+    static const bool enabled = std::getenv("PROFLINT_TIMINGS") != nullptr;
+    if (!enabled) return;
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+    std::fprintf(stderr, "timing %s %.3f ms\n", what.c_str(), ms);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
 
 // `rule_ids`: ids of the Lua rules that loaded; when some rule file failed to load (its id is
 // unknown), ids that match nothing are tolerated with a note instead of stopping the run.
@@ -83,7 +101,9 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
     rules.push_back(std::move(r));
   }
   check_configured_ids(options, rule_ids, rules_complete, result.notes);
+  StageClock summary_clock;
   result.summaries = summarize(store);
+  summary_clock.report("summary");
   Facts facts(store, result.summaries);
   VectorSink sink;
   {
@@ -114,7 +134,9 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
           continue;
         }
         try {
+          StageClock clock;
           detector->run(facts, summary.trace_id, sink);
+          clock.report("detector:" + id);
         } catch (const std::exception& e) {
           // One broken detector must not hide the others' findings.
           Finding f;
@@ -174,7 +196,9 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
           result.notes.push_back(id + " skipped on " + summary.path + ": needs " + missing);
           continue;
         }
+        StageClock clock;
         lua::run_rule(r.info, *r.file, merged, facts, summary.trace_id, options.rule_limits, sink);
+        clock.report("rule:" + id);
       }
     }
   }

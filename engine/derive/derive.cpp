@@ -8,6 +8,9 @@
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <unordered_map>
 
 #include "engine/common/error.hpp"
@@ -22,6 +25,21 @@
 namespace proflint {
 
 namespace {
+
+// PROFLINT_TIMINGS=1: the time of each derivation step on stderr ("timing derive:STEP MS ms").
+class StepClock {
+ public:
+  void lap(const char* step) {
+    static const bool enabled = std::getenv("PROFLINT_TIMINGS") != nullptr;
+    if (!enabled) return;
+    auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "timing derive:%s %.3f ms\n", step, std::chrono::duration<double, std::milli>(now - last_).count());
+    last_ = now;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
 
 // Tensor Core use and category once per distinct kernel name (names repeat millions of times).
 void classify_kernels(TraceData& t) {
@@ -45,22 +63,32 @@ void classify_kernels(TraceData& t) {
 }
 
 void derive_trace(Store& store, int64_t trace_id, const DeriveOptions& options) {
+  StepClock clock;
   SQLite::Transaction tx(store.db());
   clear_derived(store, trace_id);
+  clock.lap("clear");
   TraceData t = load_trace(store, trace_id);
   t.options = &options;
+  clock.lap("load");
   nest_ranges(t);
   classify_ranges(t);
   classify_kernels(t);
+  clock.lap("nest_classify");
   correlate_gpu_to_api(t);
+  clock.lap("correlate");
   detect_iterations(t);
+  clock.lap("iterations");
   build_ops(t);
+  clock.lap("ops");
   attribute_api_to_ops(t);
   attribute_gpu_to_ops(t);
   assign_iterations(t);
   aggregate_op_gpu_time(t);
+  clock.lap("attribute");
   auto breakdown = compute_breakdown(t);
+  clock.lap("breakdown");
   write_trace(store, t, breakdown);
+  clock.lap("write");
   // The aggregation range travels with the derived facts (schema/0002_reports.sql), so a saved
   // store's readers restrict exactly as this derivation did.
   SQLite::Statement range(store.db(), "UPDATE trace SET iter_start = ?, iter_stop = ? WHERE trace_id = ?");
@@ -74,9 +102,11 @@ void derive_trace(Store& store, int64_t trace_id, const DeriveOptions& options) 
 }  // namespace
 
 void derive_all(Store& store, const DeriveOptions& options, bool force) {
-  store.create_indexes();
-  // Indexes on derived columns would be updated row by row while we write those columns;
-  // building them once afterwards is several times faster.
+  StepClock clock;
+  // Derivation reads whole tables in table order and writes by row id: it needs no index. After a
+  // fresh import none exists yet, so each is built once, after the derived columns are written
+  // (indexes on derived columns would otherwise be updated row by row). A saved store being
+  // re-derived has them; those on derived columns are dropped for the same reason.
   store.db().exec("DROP INDEX IF EXISTS kernel_by_op; DROP INDEX IF EXISTS op_by_range; DROP INDEX IF EXISTS op_by_name;");
   std::vector<std::pair<int64_t, std::string>> traces;
   {
@@ -93,7 +123,9 @@ void derive_all(Store& store, const DeriveOptions& options, bool force) {
       throw input_error(path, "derivation", e.what());
     }
   }
+  clock.lap("traces");
   store.create_indexes();
+  clock.lap("indexes_after");
 }
 
 }  // namespace proflint

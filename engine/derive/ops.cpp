@@ -250,6 +250,7 @@ bool is_backward_thread(const TraceData& t, size_t begin, size_t end) {
 
 void build_ops(TraceData& t) {
   t.ops.clear();
+  t.ops.reserve(t.ranges.size());  // at most one op per range; no reallocation of the op strings
   auto& ranges = t.ranges;
   size_t n = ranges.size();
   size_t begin = 0;

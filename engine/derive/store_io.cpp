@@ -115,7 +115,7 @@ TraceData load_trace(Store& store, int64_t trace_id) {
   }
   {
     Sql q(store, "SELECT id, pid, tid, start_ns, dur_ns, name_id, kind, external_id, fwd_thread_id, input_types_id, "
-                 "device_id FROM _range WHERE trace_id = ?");
+                 "device_id FROM _range NOT INDEXED WHERE trace_id = ?");
     q.bind(1, trace_id);
     std::unordered_map<std::string, RangeKind> kinds;  // 'kind' text repeats on every row
     while (q.step()) {
@@ -138,7 +138,7 @@ TraceData load_trace(Store& store, int64_t trace_id) {
     }
   }
   {
-    Sql q(store, "SELECT id, pid, tid, start_ns, dur_ns, name_id, correlation_id, external_id FROM _api_call WHERE trace_id = ?");
+    Sql q(store, "SELECT id, pid, tid, start_ns, dur_ns, name_id, correlation_id, external_id FROM _api_call NOT INDEXED WHERE trace_id = ?");
     q.bind(1, trace_id);
     while (q.step()) {
       ApiRec a;
@@ -178,13 +178,27 @@ TraceData load_trace(Store& store, int64_t trace_id) {
     }
   };
   load_gpu("SELECT id, device_id, stream_id, pid, start_ns, dur_ns, correlation_id, external_id, name_id "
-           "FROM _kernel WHERE trace_id = ?",
+           "FROM _kernel NOT INDEXED WHERE trace_id = ?",
            GpuKind::kernel);
-  load_gpu("SELECT id, device_id, stream_id, pid, start_ns, dur_ns, correlation_id, external_id FROM _memcpy WHERE trace_id = ?",
+  load_gpu("SELECT id, device_id, stream_id, pid, start_ns, dur_ns, correlation_id, external_id FROM _memcpy NOT INDEXED WHERE trace_id = ?",
            GpuKind::memcpy);
-  load_gpu("SELECT id, device_id, stream_id, pid, start_ns, dur_ns, correlation_id, external_id FROM _memset WHERE trace_id = ?",
+  load_gpu("SELECT id, device_id, stream_id, pid, start_ns, dur_ns, correlation_id, external_id FROM _memset NOT INDEXED WHERE trace_id = ?",
            GpuKind::memset);
-  std::stable_sort(t.gpu.begin(), t.gpu.end(), [](const GpuRec& a, const GpuRec& b) { return a.start < b.start; });
+  // Time order; ties keep the order derivation has always seen (it decides attribution on equal
+  // starts): kernels, then memcpys, then memsets; kernels by (device, id), copies and sets by
+  // (pid, correlation id, id), NULL first. The rows are read in table order (a sequential scan is
+  // several times faster than walking an index), so the tie order is explicit here.
+  std::sort(t.gpu.begin(), t.gpu.end(), [](const GpuRec& a, const GpuRec& b) {
+    if (a.start != b.start) return a.start < b.start;
+    if (a.kind != b.kind) return static_cast<int>(a.kind) < static_cast<int>(b.kind);
+    if (a.kind == GpuKind::kernel) {
+      if (a.device_id != b.device_id) return a.device_id < b.device_id;
+    } else {
+      if (a.pid != b.pid) return a.pid < b.pid;
+      if (a.correlation_id != b.correlation_id) return a.correlation_id < b.correlation_id;
+    }
+    return a.id < b.id;
+  });
   {
     Sql q(store, "SELECT id, start_ns FROM sync_event WHERE trace_id = ?");
     q.bind(1, trace_id);
@@ -280,14 +294,26 @@ void write_trace(Store& store, TraceData& t, const std::vector<BreakdownRow>& br
     }
   }
   {
+    std::vector<const ApiRec*> by_id;
+    by_id.reserve(t.apis.size());
+    for (const auto& a : t.apis) by_id.push_back(&a);
+    std::sort(by_id.begin(), by_id.end(), [](const ApiRec* a, const ApiRec* b) { return a->id < b->id; });
     Sql up(store, "UPDATE _api_call SET op_id = ?, iteration = ? WHERE id = ?");
-    for (const auto& a : t.apis) up.bind(1, op_id(a.op)).bind(2, iteration(a.iteration)).bind(3, a.id).run();
+    for (const ApiRec* a : by_id) up.bind(1, op_id(a->op)).bind(2, iteration(a->iteration)).bind(3, a->id).run();
   }
   {
     Sql kernel(store, "UPDATE _kernel SET api_call_id = ?, op_id = ?, iteration = ?, is_tensor_core = ?, category = ? WHERE id = ?");
     Sql memcpy(store, "UPDATE _memcpy SET api_call_id = ?, op_id = ?, iteration = ? WHERE id = ?");
     Sql memset(store, "UPDATE _memset SET api_call_id = ?, op_id = ?, iteration = ? WHERE id = ?");
-    for (const auto& g : t.gpu) {
+    // Table by table in id order: each UPDATE then lands next to the previous one in the B-tree.
+    std::vector<const GpuRec*> by_id;
+    by_id.reserve(t.gpu.size());
+    for (const auto& g : t.gpu) by_id.push_back(&g);
+    std::sort(by_id.begin(), by_id.end(), [](const GpuRec* a, const GpuRec* b) {
+      return a->kind != b->kind ? a->kind < b->kind : a->id < b->id;
+    });
+    for (const GpuRec* gp : by_id) {
+      const GpuRec& g = *gp;
       auto& st = g.kind == GpuKind::kernel ? kernel : g.kind == GpuKind::memcpy ? memcpy : memset;
       st.bind(1, api_id(g.api)).bind(2, op_id(g.op)).bind(3, iteration(g.iteration));
       if (g.kind == GpuKind::kernel) st.bind(4, int64_t{g.tensor_core ? 1 : 0}).bind(5, g.category).bind(6, g.id);

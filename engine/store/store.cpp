@@ -6,7 +6,10 @@
 #include <sqlite3.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <algorithm>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 
 #include "engine/common/error.hpp"
@@ -18,7 +21,36 @@ namespace {
 // 'PFLT': marks a SQLite file as a proflint store (PRAGMA application_id).
 constexpr int kApplicationId = 0x50464C54;
 
+// Debian's libsqlite3 is built thread-safe with memory statistics on, SECURE_DELETE and no
+// lookaside: every malloc then takes a global mutex and every statement step the connection's
+// mutex. A store connection is only ever used by one thread, and nothing reads SQLite's memory
+// statistics, so both are switched off (memory statistics only take effect before SQLite
+// initialises, hence the first store does it).
+int open_flags() {
+  static const bool configured = [] {
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);  // SQLITE_MISUSE if SQLite is already initialised: harmless
+    return true;
+  }();
+  (void)configured;
+  return SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE | SQLite::OPEN_NOMUTEX;
+}
+
+// PROFLINT_SQL_PROFILE=1 prints every statement that took over a millisecond, with its time, on
+// stderr: how one finds the query behind a slow detector (see docs/benchmarks.md).
+int profile_statement(unsigned type, void*, void* stmt, void* ns) {
+  if (type != SQLITE_TRACE_PROFILE) return 0;
+  auto elapsed = *static_cast<sqlite3_int64*>(ns);
+  if (elapsed < 1'000'000) return 0;
+  char* sql = sqlite3_expanded_sql(static_cast<sqlite3_stmt*>(stmt));
+  std::fprintf(stderr, "sql %.3f ms: %s\n", static_cast<double>(elapsed) / 1e6, sql ? sql : "?");
+  sqlite3_free(sql);
+  return 0;
+}
+
 void tune_for_bulk_load(SQLite::Database& db) {
+  static const bool profile = std::getenv("PROFLINT_SQL_PROFILE") != nullptr;
+  if (profile) sqlite3_trace_v2(db.getHandle(), SQLITE_TRACE_PROFILE, profile_statement, nullptr);
+  db.exec("PRAGMA secure_delete=OFF");  // no zero-filling of freed pages (DELETE, DROP INDEX)
   db.exec("PRAGMA journal_mode=MEMORY");  // OFF would make ROLLBACK of a failed import undefined
   db.exec("PRAGMA synchronous=OFF");
   db.exec("PRAGMA temp_store=MEMORY");
@@ -29,7 +61,7 @@ void tune_for_bulk_load(SQLite::Database& db) {
 int latest_schema_version() { return static_cast<int>(migrations().size()); }
 
 Store Store::create_in_memory() {
-  auto db = std::make_unique<SQLite::Database>(":memory:", SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  auto db = std::make_unique<SQLite::Database>(":memory:", open_flags());
   Store store(std::move(db));
   tune_for_bulk_load(store.db());
   store.migrate();
@@ -37,7 +69,7 @@ Store Store::create_in_memory() {
 }
 
 Store Store::create_file(const std::string& path) {
-  auto db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  auto db = std::make_unique<SQLite::Database>(path, open_flags());
   Store store(std::move(db));
   tune_for_bulk_load(store.db());
   store.migrate();
@@ -92,6 +124,8 @@ void Store::migrate() {
 }
 
 void Store::create_indexes() {
+  // CREATE INDEX sorts the table; SQLite can sort with helper threads (the machine's second core).
+  db_->exec("PRAGMA threads=" + std::to_string(std::clamp(std::thread::hardware_concurrency(), 1u, 4u) - 1));
   db_->exec(R"SQL(
     CREATE INDEX IF NOT EXISTS kernel_by_corr ON _kernel(trace_id, pid, correlation_id);
     CREATE INDEX IF NOT EXISTS kernel_by_time ON _kernel(trace_id, device_id, start_ns);
