@@ -58,6 +58,14 @@ struct ReportOptions {
 };
 int cmd_report(const CommonOptions& options, const ReportOptions& report);
 
+// `proflint compare`: the regression gate (engine/cli/cmd_compare.cpp, docs/compare.md).
+struct CompareOptions {
+  std::vector<std::string> positional;           // BASELINE CANDIDATE
+  std::vector<std::string> baseline, candidate;  // --baseline A B --candidate C D (files or folders)
+  bool strict = false;                           // inconclusive fails too
+};
+int cmd_compare(const CommonOptions& options, const CompareOptions& compare);
+
 // Runs `body`, turning proflint::Error and library exceptions into "proflint: error: ..." on
 // stderr and exit code 2.
 int run_command(const std::function<int()>& body);

@@ -66,6 +66,18 @@ int main(int argc, char** argv) {
   add_derive_flags(report);
   report->add_option("--rules", common.rule_dirs, "also run the Lua rules in this folder for expert_systems (repeatable)");
 
+  CompareOptions compare_opts;
+  auto* compare = app.add_subcommand("compare", "regression gate: is the candidate slower or worse than the baseline?");
+  compare->add_option("PROFILES", compare_opts.positional, "BASELINE CANDIDATE (profiles, saved stores or folders)");
+  compare->add_option("--baseline", compare_opts.baseline, "baseline files or folders (repeated runs or ranks)");
+  compare->add_option("--candidate", compare_opts.candidate, "candidate files or folders (repeated runs or ranks)");
+  compare->add_option("--format", common.format, "text, json, markdown or junit")
+      ->check(CLI::IsMember({"text", "json", "markdown", "junit"}));
+  compare->add_option("-o,--output", common.output, "output file (default stdout)");
+  compare->add_flag("--strict", compare_opts.strict, "exit 1 when the result is inconclusive, too");
+  compare->add_option("--rules", common.rule_dirs, "also run the Lua rules in this folder (repeatable)");
+  add_derive_flags(compare);
+
   std::string explain_id;
   auto* rules = app.add_subcommand("rules", "built-in detectors and Lua rules");
   rules->require_subcommand(1);
@@ -97,6 +109,7 @@ int main(int argc, char** argv) {
     if (analyze->parsed()) return cmd_analyze(common, analyze_opts);
     if (summary->parsed()) return cmd_summary(common);
     if (report->parsed()) return cmd_report(common, report_opts);
+    if (compare->parsed()) return cmd_compare(common, compare_opts);
     if (ingest->parsed()) return cmd_ingest(common, db_path);
     if (query->parsed()) {
       common.inputs = {query_input};

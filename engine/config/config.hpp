@@ -4,12 +4,12 @@
 // name FILE:LINE:COLUMN, so a typo never silently changes nothing.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/derive/derive.hpp"
 
@@ -38,19 +38,56 @@ struct RuleLimits {
 // [rules]: folders of Lua rules (relative to the config file), limits, and [rules.<id>] tables
 // (`enabled` and options, like [detectors.<id>]).
 struct RulesConfig {
-  std::vector<std::string> paths;                 // resolved against the config file's folder
+  std::vector<std::string> paths;  // resolved against the config file's folder
   RuleLimits limits;
-  std::map<std::string, DetectorConfig> rules;    // [rules.<id>]
-  std::string where;                              // "FILE:LINE:COLUMN" of [rules], when present
+  std::map<std::string, DetectorConfig> rules;  // [rules.<id>]
+  std::string where;                            // "FILE:LINE:COLUMN" of [rules], when present
+};
+
+// A regression budget: how much worse a metric may get before `proflint compare` calls it a
+// regression. Written "5%" (relative to the baseline), "3 pp" (percentage points of a share),
+// "2 ms" / "500 us" / "1.5 s" (time), "64 MiB" (bytes), or a bare number (percent).
+struct GateBudget {
+  enum class Kind { relative, time_ns, share_points, bytes };
+  Kind kind = Kind::relative;
+  double amount = 5;        // percent for relative; ns, fraction (0.03 = 3 pp) or bytes otherwise
+  std::string text = "5%";  // as written
+  std::string where;        // FILE:LINE:COLUMN, empty for built-in defaults
+};
+
+// Parses a budget string (see GateBudget); throws Error naming `where` when malformed.
+GateBudget parse_gate_budget(const std::string& text, const std::string& where);
+
+// [gate]: how `proflint compare` decides (docs/compare.md).
+struct GateConfig {
+  double alpha = 0.05;                       // significance level of the iteration-time test
+  int64_t min_iterations = 5;                // fewer per side: iteration time is inconclusive
+  int64_t bootstrap_resamples = 2000;        // for the confidence interval of the median ratio
+  uint64_t seed = 1;                         // bootstrap RNG seed (results are deterministic)
+  std::string warmup = "auto";               // 'auto' or a number of leading iterations to drop per trace
+  double warmup_tolerance = 0.2;             // auto: drop leading iterations above (1 + this) x median
+  double noise_floor = 0.05;                 // per-iteration time changes below this share of the baseline step
+                                             // are not called regressions (alone they cannot move the step past 5%)
+  double max_iteration_count_ratio = 1.5;    // larger ratio of iteration counts: not comparable
+  int64_t top = 10;                          // op types and kernels compared (by GPU time)
+  std::optional<GateBudget> max_regression;  // default budget for every metric without its own
+  std::vector<std::pair<std::string, GateBudget>> budgets;  // [gate.budgets] metric pattern -> budget
+  std::vector<std::string> fail_on_new_findings;            // ids that fail the gate when new
+  std::optional<std::string> fail_on_new_severity;          // or: any new finding at/above this severity
+  std::vector<std::string> metrics = {"*"};                 // allow list (patterns with '*')
+  std::vector<std::string> skip_metrics;                    // deny list
+  std::vector<std::string> informational = {"kernel.*"};    // shown, never fail the gate
+  std::string where;                                        // FILE:LINE:COLUMN of [gate]
 };
 
 struct Config {
-  std::string source = "(built-in defaults)";     // the file it came from
+  std::string source = "(built-in defaults)";           // the file it came from
   std::vector<TensorCorePattern> tensor_core_patterns;  // [tensor_cores] uses / not
-  std::optional<std::string> key_node;             // [iterations] key_node
-  std::map<std::string, DetectorConfig> detectors;  // [detectors.<id>]
-  std::vector<Suppression> suppressions;           // [[suppress]]
-  RulesConfig rules;                               // [rules], [rules.<id>]
+  std::optional<std::string> key_node;                  // [iterations] key_node
+  std::map<std::string, DetectorConfig> detectors;      // [detectors.<id>]
+  std::vector<Suppression> suppressions;                // [[suppress]]
+  RulesConfig rules;                                    // [rules], [rules.<id>]
+  GateConfig gate;                                      // [gate], [gate.budgets]
 };
 
 // Parses TOML text; `source` names the file in error messages.
