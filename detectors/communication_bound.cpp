@@ -171,7 +171,7 @@ class CommunicationBound final : public Detector {
     {
       SQLite::Statement q(db,
           "SELECT pid, tid, start_ns, end_ns, name, input_dims, input_types FROM range "
-          "WHERE trace_id = ? AND (name LIKE 'nccl:%' OR name LIKE 'gloo:%' OR name LIKE 'rccl:%') "
+          "WHERE trace_id = ? AND +name_id IN (SELECT id FROM string WHERE value LIKE 'nccl:%' OR value LIKE 'gloo:%' OR value LIKE 'rccl:%') "
           "AND kind <> 'gpu_user_annotation' ORDER BY pid, tid, start_ns");
       q.bind(1, trace_id);
       while (q.executeStep()) {
@@ -189,7 +189,7 @@ class CommunicationBound final : public Detector {
     std::vector<Collective> out;
     SQLite::Statement q(db,
         "SELECT k.id, k.device_id, k.start_ns, k.end_ns, k.name, o.pass, k.iteration, a.pid, a.tid, a.start_ns "
-        "FROM kernel k LEFT JOIN op o ON o.id = k.op_id LEFT JOIN api_call a ON a.id = k.api_call_id "
+        "FROM kernel k LEFT JOIN _op o ON o.id = k.op_id LEFT JOIN _api_call a ON a.id = k.api_call_id "
         "WHERE k.trace_id = ? AND k.category = 'communication' AND k.device_id IS NOT NULL ORDER BY k.start_ns, k.id");
     q.bind(1, trace_id);
     while (q.executeStep()) {

@@ -135,9 +135,9 @@ class DataloaderStall final : public Detector {
   // 'dataloader'): `enumerate(DataLoader)#…__next__`, `enumerate(DataPipe)#…`, and emit_nvtx copies.
   static std::vector<Annotation> load_annotations(const Facts& facts, int64_t trace_id) {
     SQLite::Statement q(facts.db(),
-        "SELECT id, name, start_ns, dur_ns FROM range WHERE trace_id = ? AND kind != 'gpu_user_annotation' AND "
-        "(instr(name, 'enumerate(DataLoader)') > 0 OR instr(name, 'enumerate(DataPipe)') > 0 OR "
-        " (instr(name, 'DataLoader') > 0 AND instr(name, '__next__') > 0)) ORDER BY start_ns, id");
+        "SELECT id, name, start_ns, dur_ns FROM range WHERE +trace_id = ? AND kind != 'gpu_user_annotation' AND "
+        "name_id IN (SELECT id FROM string WHERE instr(value, 'enumerate(DataLoader)') > 0 OR "
+        "instr(value, 'enumerate(DataPipe)') > 0 OR (instr(value, 'DataLoader') > 0 AND instr(value, '__next__') > 0)) ORDER BY start_ns, id");
     q.bind(1, trace_id);
     std::vector<Annotation> out;
     while (q.executeStep())

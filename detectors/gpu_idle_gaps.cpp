@@ -141,9 +141,9 @@ class GpuIdleGaps final : public Detector {
 
   static std::vector<Interval> dataloader_union(const Facts& facts, int64_t trace_id) {
     SQLite::Statement q(facts.db(),
-        "SELECT start_ns, end_ns FROM range WHERE trace_id = ? AND kind != 'gpu_user_annotation' AND "
-        "(instr(name, 'enumerate(DataLoader)') > 0 OR instr(name, 'enumerate(DataPipe)') > 0 OR "
-        " (instr(name, 'DataLoader') > 0 AND instr(name, '__next__') > 0))");
+        "SELECT start_ns, start_ns + dur_ns FROM _range WHERE +trace_id = ? AND kind != 'gpu_user_annotation' AND "
+        "name_id IN (SELECT id FROM string WHERE instr(value, 'enumerate(DataLoader)') > 0 OR "
+        "instr(value, 'enumerate(DataPipe)') > 0 OR (instr(value, 'DataLoader') > 0 AND instr(value, '__next__') > 0))");
     q.bind(1, trace_id);
     std::vector<Interval> out;
     while (q.executeStep()) out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64()});

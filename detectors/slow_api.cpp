@@ -114,12 +114,12 @@ class SlowApi final : public Detector {
   // A signature's frames/annotations; for anomaly detection also (or only) its NaN checks.
   void check_signature(const Facts& facts, int64_t trace_id, const Signature& sig, const NanChecks* nan, FindingSink& sink) const {
     std::string where;
-    for (const auto& p : sig.patterns) where += fmt::format("{}instr(name, '{}') > 0", where.empty() ? "" : " OR ", p);
+    for (const auto& p : sig.patterns) where += fmt::format("{}instr(value, '{}') > 0", where.empty() ? "" : " OR ", p);
     // Queries about the setting (are_deterministic_algorithms_enabled, …) are not the setting.
     SQLite::Statement q(facts.db(),
-        "SELECT id, name, start_ns, end_ns FROM range WHERE trace_id = ? AND kind != 'gpu_user_annotation' AND (" + where +
-            ") AND instr(name, 'are_deterministic') = 0 AND instr(name, 'is_anomaly') = 0 AND "
-            "instr(name, '_get_deterministic') = 0 ORDER BY start_ns, id");
+        "SELECT id, name, start_ns, end_ns FROM range WHERE +trace_id = ? AND kind != 'gpu_user_annotation' AND name_id IN "
+            "(SELECT id FROM string WHERE (" + where + ") AND instr(value, 'are_deterministic') = 0 AND "
+            "instr(value, 'is_anomaly') = 0 AND instr(value, '_get_deterministic') = 0) ORDER BY start_ns, id");
     q.bind(1, trace_id);
     std::vector<Interval> spans;
     std::map<std::string, int64_t> names;

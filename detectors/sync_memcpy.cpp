@@ -90,9 +90,10 @@ class SyncMemcpy final : public Detector {
   std::vector<Copy> load_candidates(const Facts& facts, int64_t trace_id) const {
     SQLite::Statement q(facts.db(),
         "SELECT m.id, coalesce(m.device_id, 0), m.kind, coalesce(m.dst_kind, ''), coalesce(m.bytes, 0), a.id, a.name, "
-        "a.start_ns, a.end_ns, coalesce(a.pid, -1), coalesce(a.tid, -1), a.iteration, coalesce(o.name, ''), "
+        "a.start_ns, a.end_ns, coalesce(a.pid, -1), coalesce(a.tid, -1), a.iteration, coalesce(os.value, ''), "
         "m.start_ns, m.end_ns, coalesce(m.src_kind, '') "
-        "FROM memcpy m JOIN api_call a ON a.id = m.api_call_id LEFT JOIN op o ON o.id = a.op_id "
+        "FROM memcpy m JOIN api_call a ON a.id = m.api_call_id LEFT JOIN _op o ON o.id = a.op_id "
+        "LEFT JOIN string os ON os.id = o.name_id "
         "WHERE m.trace_id = ? ORDER BY a.start_ns, m.id");
     q.bind(1, trace_id);
     SQLite::Statement next(facts.db(),

@@ -49,8 +49,8 @@ class SyncMemset final : public Detector {
     // managed memory (CUDA runs those fully synchronously; device-memory targets return at once).
     SQLite::Statement q(facts.db(),
         "SELECT s.id, coalesce(s.device_id, 0), coalesce(s.bytes, 0), a.start_ns, a.end_ns, a.name, s.mem_kind, "
-        "coalesce(o.name, ''), a.iteration FROM memset s JOIN api_call a ON a.id = s.api_call_id "
-        "LEFT JOIN op o ON o.id = a.op_id WHERE s.trace_id = ? AND s.mem_kind IN ('pinned', 'managed') ORDER BY a.start_ns, s.id");
+        "coalesce(os.value, ''), a.iteration FROM memset s JOIN api_call a ON a.id = s.api_call_id "
+        "LEFT JOIN _op o ON o.id = a.op_id LEFT JOIN string os ON os.id = o.name_id WHERE s.trace_id = ? AND s.mem_kind IN ('pinned', 'managed') ORDER BY a.start_ns, s.id");
     q.bind(1, trace_id);
     std::vector<Set> sets;
     while (q.executeStep()) {
