@@ -8,6 +8,10 @@
 
 namespace proflint::gate {
 
+namespace {
+constexpr size_t kExactLimit = 100;  // see u_frequencies
+}  // namespace
+
 double median(std::vector<double> values) {
   if (values.empty()) return 0;
   size_t mid = values.size() / 2;
@@ -22,8 +26,9 @@ namespace {
 
 // Frequencies of U = 0..m*n under the null hypothesis for sizes (m, n): the coefficients of the
 // Gaussian binomial [m+n choose m]_q, built one factor (1 - q^(n+i)) / (1 - q^i) at a time
-// (Harding 1984). Every intermediate polynomial is itself a Gaussian binomial, so all
-// coefficients stay non-negative integers and long double keeps them accurate up to m+n = 300.
+// (Harding 1984). Every intermediate polynomial is itself a Gaussian binomial, but the
+// subtraction step cancels: measured against a subtraction-free recursion, the CDF keeps a
+// relative error below 1e-15 up to m+n = 120 and degrades beyond 160, so callers stop at 100.
 std::vector<long double> u_frequencies(int m, int n) {
   if (m > n) std::swap(m, n);
   std::vector<long double> c(static_cast<size_t>(m) * n + 1, 0.0L);
@@ -82,7 +87,7 @@ MannWhitney mann_whitney_u(const std::vector<double>& a, const std::vector<doubl
   const double dna = static_cast<double>(na), dnb = static_cast<double>(nb);
   r.u = rank_sum_b - dnb * (dnb + 1) / 2;
   const double mean = dna * dnb / 2;
-  if (!ties && na + nb <= 300) {
+  if (!ties && na + nb <= kExactLimit) {
     r.exact = true;
     auto u = static_cast<int64_t>(std::llround(r.u));
     int64_t mirrored = static_cast<int64_t>(na * nb) - u;

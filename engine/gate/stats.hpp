@@ -21,12 +21,13 @@ struct MannWhitney {
 };
 
 // Two-sided Mann-Whitney U test of `a` against `b`. Exact when there are no ties and
-// n_a + n_b <= 300 (Harding's generating-function recursion); otherwise the normal approximation
+// n_a + n_b <= 100 (Harding's generating-function recursion); otherwise the normal approximation
 // with tie correction and continuity correction (the same choices as scipy.stats.mannwhitneyu).
 // Either sample empty: p = 1.
 MannWhitney mann_whitney_u(const std::vector<double>& a, const std::vector<double>& b);
 
-// Cumulative null distribution of U for sizes (m, n) without ties: P(U <= u).
+// Cumulative null distribution of U for sizes (m, n) without ties: P(U <= u). Accurate for
+// m + n <= 100 (see stats.cpp).
 double mann_whitney_cdf(int64_t u, int m, int n);
 
 struct Interval {

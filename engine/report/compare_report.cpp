@@ -296,7 +296,7 @@ std::string render_compare_markdown(const CompareResult& r) {
       if (only_significant && !significant(m)) continue;
       std::string status = status_text(m);
       if (m.status == Status::regression && m.gating) status = "**" + status + "**";
-      t += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} |\n", md_cell(m.name), md_cell(m.scope),
+      t += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} |\n", md_cell(metric_label(m, 80)), md_cell(m.scope),
                        value_text(m.baseline, m.unit), value_text(m.candidate, m.unit), change_text(m),
                        md_cell(m.budget.text), status);
     }
@@ -325,8 +325,8 @@ std::string render_compare_markdown(const CompareResult& r) {
   out += fmt::format("\n<details><summary>All {} metrics</summary>\n\n{}\n", r.metrics.size(), table(false));
   for (const auto& m : r.metrics)
     if (significant(m) || m.name == "iteration_time")
-      out += fmt::format("- `{}`{}: {}\n", md_cell(m.name), m.scope.empty() ? "" : " [" + md_cell(m.scope) + "]",
-                         md_cell(m.reason));
+      out += fmt::format("- `{}`{}: {}\n", md_cell(metric_label(m, 120)),
+                         m.scope.empty() ? "" : " [" + md_cell(m.scope) + "]", md_cell(m.reason));
   out += "\n</details>\n";
   out += "\n<details><summary>Inputs and notes</summary>\n\n";
   out += fmt::format("- baseline: `{}` — {}\n", md_cell(paths_text(r.baseline_paths)),

@@ -1,0 +1,284 @@
+// tests/gate/compare_cli_test.cpp — `proflint compare` end to end: the synthetic acceptance pairs
+// (a real 3% slowdown under noise, noisy unchanged runs, different GPUs), several files per side,
+// folders, saved stores, the real ResNet-50 DataLoader pair, rank-0 vs rank-1, every output
+// format, and bad input (exit 2 with a message naming the file).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run.hpp"
+
+namespace fs = std::filesystem;
+using namespace proflint::testing;
+using json = nlohmann::json;
+
+namespace {
+
+std::string fx(const std::string& name) { return shell_quote(fixture_path("compare/" + name).string()); }
+
+fs::path temp_dir(const std::string& name) {
+  fs::path d = fs::path(::testing::TempDir()) / ("proflint_compare_" + std::to_string(getpid()) + "_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+// A proflint.toml with `body`, returned as a --config argument.
+std::string config_with(const std::string& name, const std::string& body) {
+  fs::path p = temp_dir(name) / "proflint.toml";
+  std::ofstream(p) << body;
+  return "--config " + shell_quote(p.string());
+}
+
+json compare_json(const std::string& args, int expected_exit) {
+  auto r = run_proflint("compare --format json " + args);
+  EXPECT_EQ(r.exit_code, expected_exit) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  return json::parse(r.out);
+}
+
+const json& metric(const json& j, const std::string& name, const std::string& scope = "") {
+  for (const auto& m : j["metrics"])
+    if (m["name"] == name && m["scope"] == scope) return m;
+  static const json none;
+  ADD_FAILURE() << "no metric " << name;
+  return none;
+}
+
+int significant_metrics(const json& j) {
+  int n = 0;
+  for (const auto& m : j["metrics"]) n += m["status"] != "unchanged";
+  return n;
+}
+
+}  // namespace
+
+TEST(CompareCli, ThreePercentSlowdownFailsATwoPercentBudgetAndPassesFive) {
+  std::string two = config_with("two", "[gate.budgets]\niteration_time = \"2%\"\n");
+  auto failed = compare_json(two + " " + fx("base.json.gz") + " " + fx("slow3.json.gz"), 1);
+  EXPECT_EQ(failed["verdict"], "regression");
+  const auto& it = metric(failed, "iteration_time");
+  EXPECT_EQ(it["status"], "regression");
+  EXPECT_NEAR(it["relative"].get<double>(), 0.033, 0.005);
+  EXPECT_LT(it["statistics"]["p_value"].get<double>(), 0.001);
+  EXPECT_EQ(it["statistics"]["baseline_n"], 40);
+  EXPECT_TRUE(it["statistics"]["exact"].get<bool>());
+  EXPECT_GT(it["statistics"]["median_ratio_ci"][0].get<double>(), 1.0);
+
+  auto passed = compare_json(fx("base.json.gz") + " " + fx("slow3.json.gz"), 0);  // default budget 5%
+  EXPECT_EQ(passed["verdict"], "pass");
+  EXPECT_EQ(metric(passed, "iteration_time")["status"], "unchanged");
+  EXPECT_NE(metric(passed, "iteration_time")["reason"].get<std::string>().find("within the 5% budget"),
+            std::string::npos);
+}
+
+TEST(CompareCli, NoisyUnchangedRunsPass) {
+  std::string two = config_with("noisy", "[gate]\nmax_regression = \"2%\"\n");
+  auto j = compare_json(two + " " + fx("base.json.gz") + " " + fx("noisy_same.json.gz"), 0);
+  EXPECT_EQ(j["verdict"], "pass");
+  EXPECT_GT(metric(j, "iteration_time")["statistics"]["p_value"].get<double>(), 0.05);
+  EXPECT_EQ(significant_metrics(j), 0);
+}
+
+TEST(CompareCli, DifferentGpusAreInconclusiveAndStrictFails) {
+  auto j = compare_json(fx("base.json.gz") + " " + fx("h100.json.gz"), 0);
+  EXPECT_EQ(j["verdict"], "inconclusive");
+  EXPECT_FALSE(j["comparable"].get<bool>());
+  ASSERT_EQ(j["incomparable"].size(), 1u);
+  EXPECT_NE(j["incomparable"][0].get<std::string>().find("different GPUs"), std::string::npos);
+  auto strict = run_proflint("compare --strict " + fx("base.json.gz") + " " + fx("h100.json.gz"));
+  EXPECT_EQ(strict.exit_code, 1) << strict.err;
+  EXPECT_NE(strict.out.find("verdict: inconclusive (exit 1)"), std::string::npos) << strict.out;
+}
+
+TEST(CompareCli, RepeatedRunsArePooledAndFoldersWork) {
+  std::string two = config_with("runs", "[gate.budgets]\niteration_time = \"2%\"\n");
+  auto j = compare_json(two + " --baseline " + fx("base.json.gz") + " " + fx("noisy_same.json.gz") + " --candidate " +
+                            fx("slow3.json.gz") + " " + fx("slow3_run2.json.gz"),
+                        1);
+  const auto& it = metric(j, "iteration_time");
+  EXPECT_EQ(it["statistics"]["baseline_n"], 80);
+  EXPECT_EQ(it["statistics"]["candidate_n"], 80);
+  EXPECT_FALSE(it["statistics"]["exact"].get<bool>());  // 160 samples: normal approximation
+  EXPECT_EQ(j["baseline"]["paths"].size(), 2u);
+
+  fs::path base = temp_dir("base_runs"), cand = temp_dir("cand_runs");
+  fs::copy_file(fixture_path("compare/base.json.gz"), base / "run1.json.gz");
+  fs::copy_file(fixture_path("compare/noisy_same.json.gz"), base / "run2.json.gz");
+  std::ofstream(base / "README.txt") << "not a profile: ignored";
+  fs::copy_file(fixture_path("compare/slow3.json.gz"), cand / "run1.json.gz");
+  fs::copy_file(fixture_path("compare/slow3_run2.json.gz"), cand / "run2.json.gz");
+  auto from_dirs = compare_json(two + " " + shell_quote(base.string()) + " " + shell_quote(cand.string()), 1);
+  EXPECT_EQ(metric(from_dirs, "iteration_time")["statistics"]["baseline_n"], 80);
+  EXPECT_EQ(from_dirs["baseline"]["paths"].size(), 2u);
+  EXPECT_EQ(metric(from_dirs, "iteration_time")["statistics"]["p_value"], it["statistics"]["p_value"]);
+}
+
+TEST(CompareCli, SavedStoreSideGivesTheSameResultAsTheProfile) {
+  fs::path db = temp_dir("store") / "base.db";
+  auto ingest = run_proflint("ingest " + fx("base.json.gz") + " --db " + shell_quote(db.string()));
+  ASSERT_EQ(ingest.exit_code, 0) << ingest.err;
+  auto from_profile = compare_json(fx("base.json.gz") + " " + fx("slow3.json.gz"), 0);
+  auto from_store = compare_json(shell_quote(db.string()) + " " + fx("slow3.json.gz"), 0);
+  EXPECT_EQ(from_profile["metrics"], from_store["metrics"]);
+  EXPECT_EQ(from_profile["verdict"], from_store["verdict"]);
+}
+
+TEST(CompareCli, RanksOfOneJobAreCombinedByTheSlowestRank) {
+  std::string both =
+      fixture_path("ddp2_rank0.json.gz").string() + "' '" + fixture_path("ddp2_rank1_slow30.json.gz").string();
+  // Three steps per rank: below the default of 5, so inconclusive; with min_iterations = 2 a pass.
+  auto few = compare_json("--baseline '" + both + "' --candidate '" + both + "'", 0);
+  EXPECT_EQ(few["verdict"], "inconclusive");
+  std::string two = config_with("ranks", "[gate]\nmin_iterations = 2\n");
+  auto j = compare_json(two + " --baseline '" + both + "' --candidate '" + both + "'", 0);
+  EXPECT_EQ(j["verdict"], "pass");
+  EXPECT_EQ(metric(j, "iteration_time")["statistics"]["baseline_n"], 3);
+  bool noted = false;
+  for (const auto& n : j["notes"]) noted |= n.get<std::string>().find("ranks form one job") != std::string::npos;
+  EXPECT_TRUE(noted) << j["notes"].dump();
+  // Per-rank GPU metrics exist next to the job-wide ones.
+  bool per_rank = false;
+  for (const auto& m : j["metrics"]) per_rank |= m["scope"].get<std::string>().rfind("rank 1 GPU", 0) == 0;
+  EXPECT_TRUE(per_rank);
+}
+
+TEST(CompareCli, ResNet50MoreDataLoaderWorkersIsAnImprovement) {
+  REALDATA_OR_SKIP(w0, "kineto/tb_resnet50_v100_workers0.pt.trace.json.gz");
+  REALDATA_OR_SKIP(w4, "kineto/tb_resnet50_v100_workers4.pt.trace.json.gz");
+  auto j = compare_json(shell_quote(w0) + " " + shell_quote(w4), 0);
+  EXPECT_EQ(j["verdict"], "improvement");
+  EXPECT_EQ(metric(j, "iteration_time")["status"], "improvement");
+  const auto& dl = metric(j, "breakdown.dataloader");
+  EXPECT_EQ(dl["status"], "improvement");
+  EXPECT_LT(dl["candidate"].get<double>(), 0.05 * dl["baseline"].get<double>());
+  bool gone = false;
+  for (const auto& f : j["findings"]) gone |= f["id"] == "dataloader-stall" && f["change"] == "gone";
+  EXPECT_TRUE(gone);
+  // workers4's first step (181.6 ms against a 126.5 ms median) is dropped as warm-up.
+  EXPECT_EQ(metric(j, "iteration_time")["statistics"]["candidate_n"], 5);
+}
+
+TEST(CompareCli, ResNet50FewerDataLoaderWorkersIsARegression) {
+  REALDATA_OR_SKIP(w0, "kineto/tb_resnet50_v100_workers0.pt.trace.json.gz");
+  REALDATA_OR_SKIP(w4, "kineto/tb_resnet50_v100_workers4.pt.trace.json.gz");
+  auto j = compare_json(shell_quote(w4) + " " + shell_quote(w0), 1);
+  EXPECT_EQ(j["verdict"], "regression");
+  const auto& it = metric(j, "iteration_time");
+  EXPECT_EQ(it["status"], "regression");
+  EXPECT_LT(it["statistics"]["p_value"].get<double>(), 0.05);
+  EXPECT_NEAR(it["relative"].get<double>(), 0.396, 0.01);
+  EXPECT_EQ(metric(j, "breakdown.dataloader")["status"], "regression");
+  bool added = false;
+  for (const auto& f : j["findings"]) added |= f["id"] == "dataloader-stall" && f["change"] == "new";
+  EXPECT_TRUE(added);
+}
+
+TEST(CompareCli, TraceComparedWithItselfPassesWithNoSignificantChange) {
+  REALDATA_OR_SKIP(w0, "kineto/tb_resnet50_v100_workers0.pt.trace.json.gz");
+  auto j = compare_json(shell_quote(w0) + " " + shell_quote(w0), 0);
+  EXPECT_EQ(j["verdict"], "pass");
+  EXPECT_EQ(significant_metrics(j), 0);
+  EXPECT_TRUE(j["findings"].empty());
+  EXPECT_DOUBLE_EQ(metric(j, "iteration_time")["statistics"]["p_value"].get<double>(), 1.0);
+}
+
+TEST(CompareCli, NsysTraceComparedWithItselfPasses) {
+  REALDATA_OR_SKIP(p, "nsys/nsys2026_h100_2gpu_1s.sqlite");
+  auto j = compare_json(shell_quote(p) + " " + shell_quote(p), 0);
+  EXPECT_EQ(j["verdict"], "pass");
+  EXPECT_EQ(significant_metrics(j), 0);
+  EXPECT_TRUE(j["findings"].empty());
+  EXPECT_EQ(metric(j, "gpu_utilization", "GPU 0")["delta"], 0.0);  // two GPUs: per-GPU metrics too
+}
+
+TEST(CompareCli, HtaRankZeroAgainstRankOneIsInconclusiveWithTheReason) {
+  REALDATA_OR_SKIP(r0, "kineto/hta_sampled_rank-0.json.gz");
+  REALDATA_OR_SKIP(r1, "kineto/hta_sampled_rank-1.json.gz");
+  auto j = compare_json(shell_quote(r0) + " " + shell_quote(r1), 0);
+  EXPECT_EQ(j["verdict"], "inconclusive");
+  EXPECT_TRUE(j["comparable"].get<bool>());
+  const auto& it = metric(j, "iteration_time");
+  EXPECT_EQ(it["status"], "inconclusive");
+  EXPECT_NE(it["reason"].get<std::string>().find("2 on the baseline, 2 on the candidate"), std::string::npos);
+  // Budget metrics are still decided: GPU utilization moved by ~2 pp, within 5 pp.
+  EXPECT_EQ(metric(j, "gpu_utilization")["status"], "unchanged");
+  bool rank_note = false;
+  for (const auto& n : j["notes"]) rank_note |= n.get<std::string>().find("different ranks") != std::string::npos;
+  EXPECT_TRUE(rank_note);
+  auto strict = run_proflint("compare --strict " + shell_quote(r0) + " " + shell_quote(r1));
+  EXPECT_EQ(strict.exit_code, 1);
+}
+
+TEST(CompareCli, MarkdownPutsTheVerdictFirstAndCollapsesDetails) {
+  auto r = run_proflint("compare --format markdown " + fx("base.json.gz") + " " + fx("h100.json.gz"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("### :grey_question: proflint compare: inconclusive\n", 0), 0u) << r.out.substr(0, 200);
+  EXPECT_NE(r.out.find("**Not comparable:**"), std::string::npos);
+  EXPECT_NE(r.out.find("<details><summary>All "), std::string::npos);
+  EXPECT_LT(r.out.find("**Not comparable:**"), r.out.find("<details>"));
+}
+
+TEST(CompareCli, JunitHasOneCasePerMetricAndFailuresForRegressions) {
+  std::string two = config_with("junit", "[gate.budgets]\niteration_time = \"2%\"\n");
+  fs::path out = temp_dir("junit_out") / "gate.xml";
+  auto r = run_proflint("compare --format junit -o " + shell_quote(out.string()) + " " + two + " " +
+                        fx("base.json.gz") + " " + fx("slow3.json.gz"));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  std::string xml = slurp(out.string());
+  auto j = compare_json(two + " " + fx("base.json.gz") + " " + fx("slow3.json.gz"), 1);
+  size_t cases = 0;
+  for (size_t p = 0; (p = xml.find("<testcase ", p)) != std::string::npos; ++p) ++cases;
+  EXPECT_EQ(cases, 1 + j["metrics"].size() + j["findings"].size());
+  EXPECT_NE(xml.find("<testsuites name=\"proflint compare\" tests=\"" + std::to_string(cases) + "\" failures=\"1\""),
+            std::string::npos)
+      << xml.substr(0, 300);
+  EXPECT_NE(xml.find("<testcase classname=\"proflint.compare.metrics\" name=\"iteration_time\">\n      <failure "),
+            std::string::npos);
+  EXPECT_EQ(xml.rfind("</testsuites>\n"), xml.size() - 14);
+}
+
+TEST(CompareCli, BadInputIsAUsageErrorNamingTheFile) {
+  auto missing = run_proflint("compare " + fx("base.json.gz") + " /nonexistent/cand.json");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("/nonexistent/cand.json"), std::string::npos) << missing.err;
+  auto one = run_proflint("compare " + fx("base.json.gz"));
+  EXPECT_EQ(one.exit_code, 2);
+  EXPECT_NE(one.err.find("two profiles"), std::string::npos) << one.err;
+  auto both =
+      run_proflint("compare " + fx("base.json.gz") + " " + fx("slow3.json.gz") + " --baseline " + fx("base.json.gz"));
+  EXPECT_EQ(both.exit_code, 2);
+  fs::path empty = temp_dir("empty_side");
+  auto folder = run_proflint("compare " + shell_quote(empty.string()) + " " + fx("slow3.json.gz"));
+  EXPECT_EQ(folder.exit_code, 2);
+  EXPECT_NE(folder.err.find("no profile in this baseline folder"), std::string::npos) << folder.err;
+  fs::path truncated = temp_dir("trunc") / "cut.json";
+  std::ofstream(truncated) << "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1, \"dur\": ";
+  auto cut = run_proflint("compare " + fx("base.json.gz") + " " + shell_quote(truncated.string()));
+  EXPECT_EQ(cut.exit_code, 2);
+  EXPECT_NE(cut.err.find(truncated.string()), std::string::npos) << cut.err;
+  EXPECT_TRUE(cut.out.empty());
+}
+
+TEST(CompareCli, BadGateConfigNamesTheLine) {
+  auto bad_budget = run_proflint(
+      "compare " + config_with("bad1", "[gate]\nalpha = 0.05\n[gate.budgets]\nwall_time = \"5 parsecs\"\n") + " " +
+      fx("base.json.gz") + " " + fx("slow3.json.gz"));
+  EXPECT_EQ(bad_budget.exit_code, 2);
+  EXPECT_NE(bad_budget.err.find("proflint.toml:4:13: budget '5 parsecs' not understood"), std::string::npos)
+      << bad_budget.err;
+  auto wrong_unit = run_proflint("compare " + config_with("bad2", "[gate.budgets]\ngpu_utilization = \"2 ms\"\n") +
+                                 " " + fx("base.json.gz") + " " + fx("slow3.json.gz"));
+  EXPECT_EQ(wrong_unit.exit_code, 2);
+  EXPECT_NE(wrong_unit.err.find("cannot apply to gpu_utilization (a share)"), std::string::npos) << wrong_unit.err;
+  auto typo = run_proflint("compare " + config_with("bad3", "[gate]\nalpah = 0.01\n") + " " + fx("base.json.gz") + " " +
+                           fx("slow3.json.gz"));
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.err.find("unknown key 'gate.alpah' (did you mean 'alpha'?)"), std::string::npos) << typo.err;
+  auto range = run_proflint("compare " + config_with("bad4", "[gate]\nalpha = 2\n") + " " + fx("base.json.gz") + " " +
+                            fx("slow3.json.gz"));
+  EXPECT_EQ(range.exit_code, 2);
+  EXPECT_NE(range.err.find("'gate.alpha' must be a number from"), std::string::npos) << range.err;
+}
