@@ -1,9 +1,22 @@
 // engine/store/writer.cpp — batched inserts with the sqlite3 C API (the hot path of import).
+//
+// The importer's thread parses and interns; a second thread binds and steps the INSERTs. Rows go
+// over in batches through a short bounded queue (memory stays a few batches, whatever the file),
+// so on two cores parsing and SQLite overlap instead of taking turns. Only the writer thread
+// touches the connection until commit(), which waits for it; its errors are rethrown to the
+// importer at the next hand-over.
 #include "engine/store/writer.hpp"
 
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <variant>
 #include <vector>
 
 #include "engine/common/error.hpp"
@@ -66,6 +79,36 @@ struct SvHash {
   size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
+// What the importer thread hands to the writer thread. Text is interned before (ids only), except
+// the short enum-like strings of memcpy/memset/sync rows, copied with the row.
+struct StringCmd {
+  int64_t id;
+  std::string text;
+};
+struct KernelCmd {
+  KernelRow row;
+  int64_t name_id;
+};
+struct ApiCmd {
+  ApiCallRow row;
+  int64_t name_id;
+};
+struct RangeCmd {
+  RangeRow row;  // its optional texts are moved out into the ids below
+  int64_t name_id;
+  opt_i64 input_dims_id, input_types_id, call_stack_id, module_id;
+};
+struct CounterCmd {
+  CounterRow row;
+  int64_t name_id;
+};
+using Closure = std::function<void()>;  // rare statements (devices, threads, metadata)
+using Cmd = std::variant<StringCmd, KernelCmd, MemcpyRow, MemsetRow, ApiCmd, RangeCmd, FlowRow, MemorySampleRow, CounterCmd,
+                         SyncEventRow, Closure>;
+
+constexpr size_t kBatchRows = 4096;
+constexpr size_t kMaxQueuedBatches = 4;
+
 }  // namespace
 
 struct StoreWriter::Impl {
@@ -100,6 +143,116 @@ struct StoreWriter::Impl {
   std::map<std::string, Issue, std::less<>> issues;
   TraceInfo info;
   bool committed = false;
+
+  // ---- the writer thread ----
+  std::vector<Cmd> batch;  // filled by the importer thread
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<std::vector<Cmd>> queue;
+  bool busy = false, stopping = false;
+  std::exception_ptr error;
+  std::thread worker;
+
+  void start() {
+    batch.reserve(kBatchRows);
+    worker = std::thread([this] { work(); });
+  }
+  void push(Cmd&& cmd) {
+    batch.push_back(std::move(cmd));
+    if (batch.size() >= kBatchRows) hand_over();
+  }
+  void hand_over() {
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return queue.size() < kMaxQueuedBatches || error; });
+    if (error) std::rethrow_exception(error);
+    queue.push_back(std::move(batch));
+    batch = {};
+    batch.reserve(kBatchRows);
+    changed.notify_all();
+  }
+  // Everything handed over is written; after this the importer thread may use the connection.
+  void drain() {
+    if (!batch.empty()) hand_over();
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return (queue.empty() && !busy) || error; });
+    if (error) std::rethrow_exception(error);
+  }
+  void stop() {
+    if (!worker.joinable()) return;
+    {
+      std::lock_guard lock(mutex);
+      stopping = true;
+      changed.notify_all();
+    }
+    worker.join();
+  }
+  void work() {
+    for (;;) {
+      std::vector<Cmd> next;
+      {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return !queue.empty() || stopping; });
+        if (queue.empty() || error) return;  // stopping (commit drained first; a rollback discards)
+        next = std::move(queue.front());
+        queue.pop_front();
+        busy = true;
+        changed.notify_all();
+      }
+      try {
+        for (auto& cmd : next) std::visit([this](auto& c) { write(c); }, cmd);
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        error = std::current_exception();
+      }
+      std::lock_guard lock(mutex);
+      busy = false;
+      changed.notify_all();
+    }
+  }
+
+  void write(const StringCmd& c) { string_ins.i64(c.id).text(c.text).run(); }
+  void write(const KernelCmd& c) {
+    const KernelRow& r = c.row;
+    kernel_ins.i64(trace_id).i64(r.device_id).i64(r.stream_id).i64(r.pid).i64(r.start_ns).i64(r.dur_ns).i64(c.name_id)
+        .i64(r.correlation_id).i64(r.external_id).i64(r.grid_x).i64(r.grid_y).i64(r.grid_z).i64(r.block_x).i64(r.block_y)
+        .i64(r.block_z).i64(r.registers_per_thread).i64(r.shared_memory_bytes).run();
+  }
+  void write(const MemcpyRow& r) {
+    memcpy_ins.i64(trace_id).i64(r.device_id).i64(r.stream_id).i64(r.pid).i64(r.start_ns).i64(r.dur_ns).i64(r.bytes)
+        .text(r.kind).text(r.src_kind).text(r.dst_kind).i64(r.correlation_id).i64(r.external_id).run();
+  }
+  void write(const MemsetRow& r) {
+    memset_ins.i64(trace_id).i64(r.device_id).i64(r.stream_id).i64(r.pid).i64(r.start_ns).i64(r.dur_ns).i64(r.bytes)
+        .text(r.mem_kind).i64(r.correlation_id).i64(r.external_id).run();
+  }
+  void write(const ApiCmd& c) {
+    const ApiCallRow& r = c.row;
+    api_ins.i64(trace_id).i64(r.pid).i64(r.tid).i64(r.start_ns).i64(r.dur_ns).i64(c.name_id).text(r.kind)
+        .i64(r.correlation_id).i64(r.external_id).run();
+  }
+  void write(const RangeCmd& c) {
+    const RangeRow& r = c.row;
+    range_ins.i64(trace_id).i64(r.pid).i64(r.tid).i64(r.start_ns).i64(r.dur_ns).i64(c.name_id).text(r.kind)
+        .text(r.domain).i64(r.device_id).i64(r.external_id).i64(r.sequence_number).i64(r.fwd_thread_id)
+        .i64(c.input_dims_id).i64(c.input_types_id).i64(c.call_stack_id).i64(c.module_id).run();
+  }
+  void write(const FlowRow& r) {
+    flow_ins.i64(trace_id).text(r.kind).i64(r.flow_id).i64(r.src_pid).i64(r.src_tid).i64(r.src_ts_ns).i64(r.dst_pid)
+        .i64(r.dst_tid).i64(r.dst_ts_ns).run();
+  }
+  void write(const MemorySampleRow& r) {
+    memory_ins.i64(trace_id).i64(r.device_id).i64(r.ts_ns).i64(r.allocated_bytes).i64(r.reserved_bytes).i64(r.delta_bytes).run();
+  }
+  void write(const CounterCmd& c) {
+    counter_ins.i64(trace_id).i64(c.row.device_id).i64(c.row.ts_ns).i64(c.name_id).real(c.row.value).run();
+  }
+  void write(const SyncEventRow& r) {
+    sync_ins.i64(trace_id).i64(r.pid).i64(r.tid).i64(r.device_id).i64(r.stream_id).i64(r.start_ns).i64(r.dur_ns)
+        .text(r.kind).i64(r.correlation_id).run();
+  }
+  void write(const Closure& f) { f(); }
+
+  int64_t trace_id = 0;
 };
 
 StoreWriter::StoreWriter(Store& store, const TraceInfo& info) {
@@ -126,10 +279,14 @@ StoreWriter::StoreWriter(Store& store, const TraceInfo& info) {
       .text(info.vendor).i64(info.rank).i64(info.world_size).text(info.comm_backend).text(info.host_name).text(info.clock)
       .i64(info.file_bytes).run();
   trace_id_ = sqlite3_last_insert_rowid(h);
+  impl_->trace_id = trace_id_;
+  impl_->start();
 }
 
 StoreWriter::~StoreWriter() {
-  if (impl_ && !impl_->committed) sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);
+  if (!impl_) return;
+  impl_->stop();  // rows still queued are dropped: they belong to the rolled-back import
+  if (!impl_->committed) sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
 int64_t StoreWriter::intern(std::string_view text) {
@@ -137,7 +294,7 @@ int64_t StoreWriter::intern(std::string_view text) {
   if (it != impl_->strings.end()) return it->second;
   int64_t id = impl_->next_string_id++;
   impl_->strings.emplace(std::string(text), id);
-  impl_->string_ins.i64(id).text(text).run();
+  impl_->push(StringCmd{id, std::string(text)});
   return id;
 }
 
@@ -147,51 +304,71 @@ void StoreWriter::see_interval(int64_t start, int64_t dur) {
 }
 
 void StoreWriter::add_device(const DeviceRow& r) {
-  impl_->device_ins.i64(trace_id_).i64(r.device_id).text(r.name).text(r.vendor).i64(r.compute_major).i64(r.compute_minor)
-      .i64(r.sm_count).i64(r.memory_bytes).run();
+  impl_->push(Closure([impl = impl_.get(), r] {
+    impl->device_ins.i64(impl->trace_id).i64(r.device_id).text(r.name).text(r.vendor).i64(r.compute_major).i64(r.compute_minor)
+        .i64(r.sm_count).i64(r.memory_bytes).run();
+  }));
 }
 
 void StoreWriter::add_process(int64_t pid, std::string_view name) {
-  impl_->process_ins.i64(trace_id_).i64(pid).text(name).run();
+  // A null string_view (no name) is stored as NULL, as before.
+  std::optional<std::string> n;
+  if (name.data()) n.emplace(name);
+  impl_->push(Closure([impl = impl_.get(), pid, n = std::move(n)] {
+    auto& ins = impl->process_ins.i64(impl->trace_id).i64(pid);
+    if (n) ins.text(*n); else ins.null();
+    ins.run();
+  }));
 }
 
 void StoreWriter::add_thread(int64_t pid, int64_t tid, std::string_view name) {
-  impl_->thread_ins.i64(trace_id_).i64(pid).i64(tid).text(name).run();
+  std::optional<std::string> n;
+  if (name.data()) n.emplace(name);
+  impl_->push(Closure([impl = impl_.get(), pid, tid, n = std::move(n)] {
+    auto& ins = impl->thread_ins.i64(impl->trace_id).i64(pid).i64(tid);
+    if (n) ins.text(*n); else ins.null();
+    ins.run();
+  }));
 }
 
 void StoreWriter::add_stream(int64_t device_id, int64_t stream_id, std::optional<std::string_view> name) {
-  auto& ins = impl_->stream_ins.i64(trace_id_).i64(device_id).i64(stream_id);
-  if (name) ins.text(*name); else ins.null();
-  ins.run();
+  std::optional<std::string> n;
+  if (name) n.emplace(*name);
+  impl_->push(Closure([impl = impl_.get(), device_id, stream_id, n = std::move(n)] {
+    auto& ins = impl->stream_ins.i64(impl->trace_id).i64(device_id).i64(stream_id);
+    if (n) ins.text(*n); else ins.null();
+    ins.run();
+  }));
 }
 
 void StoreWriter::add_kernel(const KernelRow& r) {
   see_interval(r.start_ns, r.dur_ns);
   ++rows_;
-  impl_->kernel_ins.i64(trace_id_).i64(r.device_id).i64(r.stream_id).i64(r.pid).i64(r.start_ns).i64(r.dur_ns)
-      .i64(intern(r.name)).i64(r.correlation_id).i64(r.external_id).i64(r.grid_x).i64(r.grid_y).i64(r.grid_z)
-      .i64(r.block_x).i64(r.block_y).i64(r.block_z).i64(r.registers_per_thread).i64(r.shared_memory_bytes).run();
+  int64_t name_id = intern(r.name);
+  KernelCmd c{r, name_id};
+  c.row.name = {};  // points into the importer's buffers
+  impl_->push(std::move(c));
 }
 
 void StoreWriter::add_memcpy(const MemcpyRow& r) {
   see_interval(r.start_ns, r.dur_ns);
   ++rows_;
-  impl_->memcpy_ins.i64(trace_id_).i64(r.device_id).i64(r.stream_id).i64(r.pid).i64(r.start_ns).i64(r.dur_ns).i64(r.bytes)
-      .text(r.kind).text(r.src_kind).text(r.dst_kind).i64(r.correlation_id).i64(r.external_id).run();
+  impl_->push(r);
 }
 
 void StoreWriter::add_memset(const MemsetRow& r) {
   see_interval(r.start_ns, r.dur_ns);
   ++rows_;
-  impl_->memset_ins.i64(trace_id_).i64(r.device_id).i64(r.stream_id).i64(r.pid).i64(r.start_ns).i64(r.dur_ns).i64(r.bytes)
-      .text(r.mem_kind).i64(r.correlation_id).i64(r.external_id).run();
+  impl_->push(r);
 }
 
 void StoreWriter::add_api_call(const ApiCallRow& r) {
   see_interval(r.start_ns, r.dur_ns);
   ++rows_;
-  impl_->api_ins.i64(trace_id_).i64(r.pid).i64(r.tid).i64(r.start_ns).i64(r.dur_ns).i64(intern(r.name)).text(r.kind)
-      .i64(r.correlation_id).i64(r.external_id).run();
+  int64_t name_id = intern(r.name);
+  ApiCmd c{r, name_id};
+  c.row.name = {};
+  impl_->push(std::move(c));
 }
 
 void StoreWriter::add_range(const RangeRow& r) {
@@ -201,34 +378,48 @@ void StoreWriter::add_range(const RangeRow& r) {
     if (!s) return std::nullopt;
     return intern(*s);
   };
-  impl_->range_ins.i64(trace_id_).i64(r.pid).i64(r.tid).i64(r.start_ns).i64(r.dur_ns).i64(intern(r.name)).text(r.kind)
-      .text(r.domain).i64(r.device_id).i64(r.external_id).i64(r.sequence_number).i64(r.fwd_thread_id)
-      .i64(opt_intern(r.input_dims)).i64(opt_intern(r.input_types)).i64(opt_intern(r.call_stack)).i64(opt_intern(r.module))
-      .run();
+  RangeCmd c;
+  c.name_id = intern(r.name);
+  c.input_dims_id = opt_intern(r.input_dims);
+  c.input_types_id = opt_intern(r.input_types);
+  c.call_stack_id = opt_intern(r.call_stack);
+  c.module_id = opt_intern(r.module);
+  c.row.pid = r.pid;
+  c.row.tid = r.tid;
+  c.row.start_ns = r.start_ns;
+  c.row.dur_ns = r.dur_ns;
+  c.row.kind = r.kind;
+  c.row.domain = r.domain;
+  c.row.device_id = r.device_id;
+  c.row.external_id = r.external_id;
+  c.row.sequence_number = r.sequence_number;
+  c.row.fwd_thread_id = r.fwd_thread_id;
+  impl_->push(std::move(c));
 }
 
 void StoreWriter::add_flow(const FlowRow& r) {
   ++rows_;
-  impl_->flow_ins.i64(trace_id_).text(r.kind).i64(r.flow_id).i64(r.src_pid).i64(r.src_tid).i64(r.src_ts_ns).i64(r.dst_pid)
-      .i64(r.dst_tid).i64(r.dst_ts_ns).run();
+  impl_->push(r);
 }
 
 void StoreWriter::add_memory_sample(const MemorySampleRow& r) {
   see_interval(r.ts_ns, 0);
   ++rows_;
-  impl_->memory_ins.i64(trace_id_).i64(r.device_id).i64(r.ts_ns).i64(r.allocated_bytes).i64(r.reserved_bytes).i64(r.delta_bytes).run();
+  impl_->push(r);
 }
 
 void StoreWriter::add_counter(const CounterRow& r) {
   ++rows_;
-  impl_->counter_ins.i64(trace_id_).i64(r.device_id).i64(r.ts_ns).i64(intern(r.name)).real(r.value).run();
+  int64_t name_id = intern(r.name);
+  CounterCmd c{r, name_id};
+  c.row.name = {};
+  impl_->push(std::move(c));
 }
 
 void StoreWriter::add_sync_event(const SyncEventRow& r) {
   see_interval(r.start_ns, r.dur_ns);
   ++rows_;
-  impl_->sync_ins.i64(trace_id_).i64(r.pid).i64(r.tid).i64(r.device_id).i64(r.stream_id).i64(r.start_ns).i64(r.dur_ns)
-      .text(r.kind).i64(r.correlation_id).run();
+  impl_->push(r);
 }
 
 void StoreWriter::add_issue(std::string_view kind, std::string_view example, std::string_view location) {
@@ -249,15 +440,17 @@ int64_t StoreWriter::issue_count() const {
 }
 
 void StoreWriter::set_rank(opt_i64 rank, opt_i64 world_size, std::optional<std::string> backend) {
-  sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(impl_->db, "UPDATE trace SET rank=COALESCE(?, rank), world_size=COALESCE(?, world_size), "
-                                "comm_backend=COALESCE(?, comm_backend) WHERE trace_id=?", -1, &st, nullptr);
-  if (rank) sqlite3_bind_int64(st, 1, *rank);
-  if (world_size) sqlite3_bind_int64(st, 2, *world_size);
-  if (backend) sqlite3_bind_text(st, 3, backend->c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(st, 4, trace_id_);
-  sqlite3_step(st);
-  sqlite3_finalize(st);
+  impl_->push(Closure([impl = impl_.get(), rank, world_size, backend = std::move(backend)] {
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(impl->db, "UPDATE trace SET rank=COALESCE(?, rank), world_size=COALESCE(?, world_size), "
+                                 "comm_backend=COALESCE(?, comm_backend) WHERE trace_id=?", -1, &st, nullptr);
+    if (rank) sqlite3_bind_int64(st, 1, *rank);
+    if (world_size) sqlite3_bind_int64(st, 2, *world_size);
+    if (backend) sqlite3_bind_text(st, 3, backend->c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 4, impl->trace_id);
+    sqlite3_step(st);
+    sqlite3_finalize(st);
+  }));
 }
 
 void StoreWriter::set_metadata(std::string_view column, std::string_view value) {
@@ -265,15 +458,19 @@ void StoreWriter::set_metadata(std::string_view column, std::string_view value) 
   if (std::none_of(std::begin(allowed), std::end(allowed), [&](const char* a) { return column == a; }))
     throw Error("internal: set_metadata on unknown trace column " + std::string(column));
   std::string sql = "UPDATE trace SET " + std::string(column) + "=? WHERE trace_id=?";
-  sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(impl_->db, sql.c_str(), -1, &st, nullptr);
-  sqlite3_bind_text(st, 1, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
-  sqlite3_bind_int64(st, 2, trace_id_);
-  sqlite3_step(st);
-  sqlite3_finalize(st);
+  impl_->push(Closure([impl = impl_.get(), sql = std::move(sql), v = std::string(value)] {
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(impl->db, sql.c_str(), -1, &st, nullptr);
+    sqlite3_bind_text(st, 1, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, impl->trace_id);
+    sqlite3_step(st);
+    sqlite3_finalize(st);
+  }));
 }
 
 void StoreWriter::commit() {
+  impl_->drain();  // rethrows a failed insert
+  impl_->stop();
   Insert issue_ins(impl_->db, "INSERT INTO import_issue(trace_id, kind, count, example, location) VALUES (?,?,?,?,?)");
   for (const auto& [kind, issue] : impl_->issues)
     issue_ins.i64(trace_id_).text(kind).i64(issue.count).text(issue.example).text(issue.location).run();
