@@ -367,7 +367,7 @@ void check_comparable(const Side& base, const Side& cand, const GateConfig& conf
 
 GateBudget budget_for(const GateConfig& config, const std::string& name) {
   Unit unit = name == "gpu_utilization" || name == "tensor_core_share" ? Unit::share
-              : name == "peak_memory"                                  ? Unit::bytes
+              : name.rfind("peak_memory", 0) == 0                      ? Unit::bytes
                                                                        : Unit::ns;
   return budget_for_unit(config, name, unit);
 }

@@ -227,18 +227,41 @@ void read_trace(SQLite::Database& db, const TraceSummary& s, const ExtractOption
       }
     }
   }
+  // Peak memory: the allocator's running total when the trace records it; older traces only
+  // carry per-event deltas, whose running sum gives the peak growth above the capture start
+  // (a different quantity, so a different metric name).
   {
     SQLite::Statement q(db,
-                        "SELECT device_id, max(allocated_bytes) FROM memory_sample WHERE trace_id = ? "
-                        "AND device_id >= 0 AND allocated_bytes IS NOT NULL GROUP BY device_id");
+                        "SELECT device_id, max(allocated_bytes), count(allocated_bytes) FROM memory_sample "
+                        "WHERE trace_id = ? AND device_id >= 0 GROUP BY device_id ORDER BY device_id");
     q.bind(1, s.trace_id);
+    std::vector<int64_t> delta_only;
     double peak = -1;
     while (q.executeStep()) {
+      int64_t device = q.getColumn(0).getInt64();
+      if (q.getColumn(2).getInt64() == 0) {
+        delta_only.push_back(device);
+        continue;
+      }
       double v = static_cast<double>(q.getColumn(1).getInt64());
       peak = std::max(peak, v);
-      put(t, "peak_memory", device_scope(s, q.getColumn(0).getInt64(), with_rank), Unit::bytes, lower, false, v);
+      put(t, "peak_memory", device_scope(s, device, with_rank), Unit::bytes, lower, false, v);
     }
     if (peak >= 0) put(t, "peak_memory", "", Unit::bytes, lower, false, peak);
+    double growth = -1;
+    for (int64_t device : delta_only) {
+      SQLite::Statement g(db,
+                          "SELECT max(running) FROM (SELECT sum(delta_bytes) OVER (ORDER BY ts_ns ROWS UNBOUNDED "
+                          "PRECEDING) AS running FROM memory_sample WHERE trace_id = ? AND device_id = ? "
+                          "AND delta_bytes IS NOT NULL)");
+      g.bind(1, s.trace_id);
+      g.bind(2, device);
+      if (!g.executeStep() || g.isColumnNull(0)) continue;
+      double v = std::max(0.0, static_cast<double>(g.getColumn(0).getInt64()));
+      growth = std::max(growth, v);
+      put(t, "peak_memory_growth", device_scope(s, device, with_rank), Unit::bytes, lower, false, v);
+    }
+    if (growth >= 0) put(t, "peak_memory_growth", "", Unit::bytes, lower, false, growth);
   }
 }
 
@@ -328,7 +351,7 @@ Side extract_side(Store& store, const ExtractOptions& options) {
     bool job_wide = key.second.empty() && key.first != "wall_time" && key.first != "gpu_utilization" &&
                     key.first != "tensor_core_share";
     double count = static_cast<double>(job_wide ? traces.size() : list.size());
-    m.value = key.first == "peak_memory" ? peak : sum / count;
+    m.value = key.first.rfind("peak_memory", 0) == 0 ? peak : sum / count;
     side.metrics.push_back(std::move(m));
   }
 

@@ -185,6 +185,24 @@ TEST(CompareCli, TraceComparedWithItselfPassesWithNoSignificantChange) {
   EXPECT_DOUBLE_EQ(metric(j, "iteration_time")["statistics"]["p_value"].get<double>(), 1.0);
 }
 
+TEST(CompareCli, PeakMemoryFromAllocatorTotalsOrFromDeltas) {
+  // The sample records the allocator's totals: peak_memory. Kineto traces of 2021 carry only
+  // per-event deltas: peak_memory_growth (the running sum's peak above the capture start).
+  auto j = compare_json(shell_quote(fixture_path("sample_train.json.gz").string()) + " " +
+                            shell_quote(fixture_path("sample_train.json.gz").string()),
+                        0);
+  EXPECT_EQ(j["verdict"], "pass");
+  EXPECT_GT(metric(j, "peak_memory")["baseline"].get<double>(), 1e9);
+  EXPECT_EQ(metric(j, "peak_memory")["unit"], "bytes");
+  REALDATA_OR_SKIP(w0, "kineto/tb_resnet50_v100_workers0.pt.trace.json.gz");
+  REALDATA_OR_SKIP(w4, "kineto/tb_resnet50_v100_workers4.pt.trace.json.gz");
+  auto r = compare_json(shell_quote(w0) + " " + shell_quote(w4), 0);
+  const auto& growth = metric(r, "peak_memory_growth");
+  EXPECT_NEAR(growth["baseline"].get<double>(), 2.6 * 1024 * 1024 * 1024, 0.1 * 1024 * 1024 * 1024);
+  EXPECT_EQ(growth["status"], "unchanged");
+  for (const auto& m : r["metrics"]) EXPECT_NE(m["name"], "peak_memory");
+}
+
 TEST(CompareCli, NsysTraceComparedWithItselfPasses) {
   REALDATA_OR_SKIP(p, "nsys/nsys2026_h100_2gpu_1s.sqlite");
   auto j = compare_json(shell_quote(p) + " " + shell_quote(p), 0);
