@@ -1,6 +1,7 @@
 // engine/cli/cmd_compare.cpp — `proflint compare`: the regression gate (docs/compare.md).
 #include <algorithm>
 #include <filesystem>
+#include <future>
 
 #include "engine/analysis/restrict.hpp"
 #include "engine/cli/commands.hpp"
@@ -88,8 +89,20 @@ int cmd_compare(const CommonOptions& options, const CompareOptions& compare) {
   // Budgets that name a metric in the wrong unit are found before minutes of import.
   for (const auto& [metric, budget] : config.gate.budgets)
     if (metric.find('*') == std::string::npos) gate::budget_for(config.gate, metric);
-  LoadedSide b = load_side(base, options, config);
-  LoadedSide c = load_side(cand, options, config);
+  // The sides are independent stores (one connection each, used by one thread), so the candidate
+  // loads on a second thread while the baseline loads here; only the baseline draws progress.
+  CommonOptions quiet = options;
+  quiet.progress = false;
+  auto pending = std::async(std::launch::async, [&]() { return load_side(cand, quiet, config); });
+  LoadedSide b = [&]() {
+    try {
+      return load_side(base, options, config);
+    } catch (...) {
+      pending.wait();  // never leave the other thread running past an error
+      throw;
+    }
+  }();
+  LoadedSide c = pending.get();
   auto result = gate::compare_sides(b.side, c.side, b.findings, c.findings, config.gate, compare.strict);
   std::string text;
   if (options.format == "json")
