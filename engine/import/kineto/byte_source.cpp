@@ -4,9 +4,15 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "engine/common/error.hpp"
@@ -120,6 +126,93 @@ class GzipSource final : public ByteSource {
   bool done_ = false;
 };
 
+// Inflates on a second thread, a few 1 MiB chunks ahead of the reader, so that decompression
+// overlaps parsing (gzip is the floor of a .json.gz: ~370 MiB/s of JSON on one core). Errors of the
+// inner source reach the reader after the data before them, as they would without the thread.
+class ReadAheadSource final : public ByteSource {
+ public:
+  explicit ReadAheadSource(std::unique_ptr<ByteSource> inner) : inner_(std::move(inner)) {
+    worker_ = std::thread([this] { fill(); });
+  }
+  ~ReadAheadSource() override {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    worker_.join();
+  }
+
+  size_t read(char* dst, size_t cap) override {
+    size_t n = 0;
+    while (n < cap) {
+      if (pos_ == current_.size()) {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [&] { return !chunks_.empty() || finished_; });
+        if (chunks_.empty()) {
+          if (error_ && n == 0) std::rethrow_exception(error_);
+          break;  // the end (or an error, raised at the next call, after the data before it)
+        }
+        current_ = std::move(chunks_.front());
+        chunks_.pop_front();
+        pos_ = 0;
+        changed_.notify_all();
+      }
+      size_t k = std::min(cap - n, current_.size() - pos_);
+      std::memcpy(dst + n, current_.data() + pos_, k);
+      n += k;
+      pos_ += k;
+      if (n > 0 && chunks_ready_hint() == false) break;  // hand over what we have rather than wait
+    }
+    return n;
+  }
+  uint64_t file_bytes_read() const override { return file_bytes_.load(std::memory_order_relaxed); }
+
+ private:
+  static constexpr size_t kChunk = size_t{1} << 20;
+  static constexpr size_t kMaxChunks = 8;
+
+  bool chunks_ready_hint() {
+    if (pos_ < current_.size()) return true;
+    std::lock_guard lock(mutex_);
+    return !chunks_.empty();
+  }
+
+  void fill() {
+    try {
+      for (;;) {
+        std::vector<char> chunk(kChunk);
+        size_t got = inner_->read(chunk.data(), chunk.size());
+        file_bytes_.store(inner_->file_bytes_read(), std::memory_order_relaxed);
+        std::unique_lock lock(mutex_);
+        if (got == 0) break;
+        chunk.resize(got);
+        changed_.wait(lock, [&] { return chunks_.size() < kMaxChunks || stopping_; });
+        if (stopping_) return;
+        chunks_.push_back(std::move(chunk));
+        changed_.notify_all();
+      }
+    } catch (...) {
+      std::lock_guard lock(mutex_);
+      error_ = std::current_exception();
+    }
+    std::lock_guard lock(mutex_);
+    finished_ = true;
+    changed_.notify_all();
+  }
+
+  std::unique_ptr<ByteSource> inner_;
+  std::thread worker_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::vector<char>> chunks_;
+  std::vector<char> current_;
+  size_t pos_ = 0;
+  bool finished_ = false, stopping_ = false;
+  std::exception_ptr error_;
+  std::atomic<uint64_t> file_bytes_{0};
+};
+
 }  // namespace
 
 std::unique_ptr<ByteSource> open_byte_source(const std::string& path) {
@@ -128,7 +221,11 @@ std::unique_ptr<ByteSource> open_byte_source(const std::string& path) {
   unsigned char magic[2] = {};
   size_t n = std::fread(magic, 1, 2, file.get());
   std::rewind(file.get());
-  if (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b) return std::make_unique<GzipSource>(path, std::move(file));
+  if (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+    auto gz = std::make_unique<GzipSource>(path, std::move(file));
+    if (std::thread::hardware_concurrency() < 2) return gz;
+    return std::make_unique<ReadAheadSource>(std::move(gz));
+  }
   return std::make_unique<FileSource>(path, std::move(file));
 }
 

@@ -22,6 +22,7 @@
 #include "engine/import/kineto/names.hpp"
 #include "engine/import/kineto/numbers.hpp"
 #include "engine/import/kineto/trace_scanner.hpp"
+#include "engine/import/progress.hpp"
 #include "engine/store/writer.hpp"
 
 namespace proflint {
@@ -107,7 +108,12 @@ class KinetoSink final : public kineto::ScanHandler {
  public:
   KinetoSink(const std::string& path, StoreWriter& writer, const ImportOptions& options, kineto::ByteSource& source,
              uint64_t file_size)
-      : path_(path), writer_(writer), options_(options), source_(source), file_size_(file_size) {}
+      : path_(path),
+        writer_(writer),
+        options_(options),
+        source_(source),
+        file_size_(file_size),
+        progress_(options.progress, path, file_size, ProgressBar::Unit::bytes) {}
 
   bool wants_top_level(std::string_view key) override {
     static constexpr std::string_view wanted[] = {
@@ -151,7 +157,7 @@ class KinetoSink final : public kineto::ScanHandler {
   void on_event(const char* data, size_t size, uint64_t offset) override {
     writer_.count_event();
     ++events_;
-    if (options_.progress && (events_ & 0xFFFF) == 0) show_progress();
+    if (progress_.enabled() && (events_ & 0xFFFF) == 0) progress_.update(source_.file_bytes_read());
     std::string_view error;
     auto status = parser_.parse(data, size, ev_, error);
     if (status != kineto::ParseStatus::ok) {
@@ -193,7 +199,7 @@ class KinetoSink final : public kineto::ScanHandler {
   }
 
   void finish(const kineto::ScanResult& scan) {
-    if (options_.progress) std::fprintf(stderr, "\r\033[K");
+    progress_.finish();
     if (scan.shape == kineto::TopShape::object && !scan.has_trace_events)
       throw input_error(path_, "", "JSON but not a PyTorch profiler trace: no \"traceEvents\" array (expected a Kineto / "
                                    "Chrome trace object or an array of trace events)");
@@ -664,17 +670,12 @@ class KinetoSink final : public kineto::ScanHandler {
     }
   }
 
-  void show_progress() {
-    if (file_size_ == 0) return;
-    double share = 100.0 * static_cast<double>(source_.file_bytes_read()) / static_cast<double>(file_size_);
-    std::fprintf(stderr, "\rproflint: reading %s %3.0f%%", path_.c_str(), std::min(share, 100.0));
-  }
-
   const std::string& path_;
   StoreWriter& writer_;
   const ImportOptions& options_;
   kineto::ByteSource& source_;
   uint64_t file_size_ = 0;
+  ProgressBar progress_;  // bytes of the file (compressed bytes for gzip) read so far
 
   kineto::EventParser parser_;
   KinetoEvent ev_;

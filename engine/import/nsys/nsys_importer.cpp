@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "engine/common/error.hpp"
 #include "engine/import/nsys/nsys_reader.hpp"
@@ -38,7 +39,7 @@ bool NsysImporter::sniff(std::string_view head, bool gzipped) const {
   return true;
 }
 
-ImportResult NsysImporter::import(const std::string& path, Store& store, const ImportOptions&) const {
+ImportResult NsysImporter::import(const std::string& path, Store& store, const ImportOptions& options) const {
   if (file_is_gzip(path))
     throw input_error(path, "", "gzip-compressed SQLite file: decompress it first (gunzip), then analyze the .sqlite");
   std::unique_ptr<nsys::ExportFile> file;
@@ -71,7 +72,13 @@ ImportResult NsysImporter::import(const std::string& path, Store& store, const I
   if (version_failure)
     writer.add_issue("table_unreadable", version_failure->what(), "table " + version_failure->table());
   nsys::ExportReader reader(*file, writer);
+  std::optional<ProgressBar> progress;
+  if (options.progress) {
+    progress.emplace(true, path, reader.estimated_rows(), ProgressBar::Unit::rows);
+    reader.set_progress(&*progress);
+  }
   reader.read_all();
+  if (progress) progress->finish();
   if (writer.rows_written() == 0 && reader.first_failure()) {
     const nsys::ReadError& e = *reader.first_failure();
     throw input_error(path, place_of(e),

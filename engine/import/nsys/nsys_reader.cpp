@@ -136,6 +136,21 @@ void ExportReader::guarded(const std::string& table, void (ExportReader::*step)(
     w_.add_issue("table_unreadable", e.what(), "table " + where + " row " + std::to_string(e.row()));
     if (!first_failure_) first_failure_ = ReadError(where, e.row(), e.what());
   }
+  if (progress_) progress_->update(static_cast<uint64_t>(w_.rows_written()));
+}
+
+uint64_t ExportReader::estimated_rows() const {
+  uint64_t total = 0;
+  for (const std::string& table : std::vector<std::string>{kKernel, kMemcpy, kMemset, kSync, kRuntime, kNvtx,
+                                                            "CUDA_GPU_MEMORY_USAGE_EVENTS", "GPU_METRICS"}) {
+    if (!file_.has_table(table)) continue;
+    sqlite3_stmt* st = nullptr;
+    std::string sql = "SELECT max(rowid) FROM \"" + table + "\"";
+    if (sqlite3_prepare_v2(file_.handle(), sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+      total += static_cast<uint64_t>(std::max<sqlite3_int64>(0, sqlite3_column_int64(st, 0)));
+    sqlite3_finalize(st);
+  }
+  return total;
 }
 
 void ExportReader::issue(std::string_view kind, std::string_view example, const Rows& rows) {

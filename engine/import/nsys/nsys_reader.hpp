@@ -18,6 +18,7 @@
 
 #include "engine/import/nsys/nsys_decode.hpp"
 #include "engine/import/nsys/nsys_sqlite.hpp"
+#include "engine/import/progress.hpp"
 #include "engine/store/writer.hpp"
 
 namespace proflint::nsys {
@@ -49,6 +50,10 @@ bool looks_like_nsys_export(const ExportFile& file);
 class ExportReader {
  public:
   ExportReader(const ExportFile& file, StoreWriter& writer) : file_(file), w_(writer) {}
+  // Rows of the activity tables (an estimate from their largest rowid, without a scan): the total
+  // of the progress bar, which advances as each table is read.
+  uint64_t estimated_rows() const;
+  void set_progress(ProgressBar* progress) { progress_ = progress; }
   // Reads every table it knows. A table that fails midway (truncated file) keeps the rows read
   // before the failure, is counted as 'table_unreadable', and the other tables still run.
   void read_all();
@@ -84,6 +89,7 @@ class ExportReader {
 
   const ExportFile& file_;
   StoreWriter& w_;
+  ProgressBar* progress_ = nullptr;
   std::optional<ReadError> first_failure_;
 
   StringTable strings_;
