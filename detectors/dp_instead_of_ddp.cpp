@@ -22,12 +22,12 @@ namespace {
 // Scatter/Gather backward nodes are left out: before PyTorch 1.10 the backward of aten::gather and
 // aten::scatter had the same names (GatherBackward, ScatterBackward).
 constexpr const char* kMarkerQuery =
-    "SELECT name, kind, count(*), sum(dur_ns), min(id) FROM range WHERE trace_id = ? AND ("
-    " name = 'DataParallel.forward' OR name LIKE 'nn.Module: DataParallel\\_%' ESCAPE '\\'"
-    " OR name LIKE 'torch/nn/parallel/data\\_parallel.py(%' ESCAPE '\\'"
-    " OR name LIKE 'torch/nn/parallel/replicate.py(%' OR name LIKE 'torch/nn/parallel/parallel\\_apply.py(%' ESCAPE '\\'"
-    " OR name LIKE 'torch/nn/parallel/\\_functions.py(%' ESCAPE '\\'"
-    " OR name IN ('BroadcastBackward', 'ReduceAddCoalescedBackward',"
+    "SELECT name, kind, count(*), sum(dur_ns), min(id) FROM range WHERE +trace_id = ? AND name_id IN (SELECT id FROM string WHERE"
+    " value = 'DataParallel.forward' OR value LIKE 'nn.Module: DataParallel\\_%' ESCAPE '\\'"
+    " OR value LIKE 'torch/nn/parallel/data\\_parallel.py(%' ESCAPE '\\'"
+    " OR value LIKE 'torch/nn/parallel/replicate.py(%' OR value LIKE 'torch/nn/parallel/parallel\\_apply.py(%' ESCAPE '\\'"
+    " OR value LIKE 'torch/nn/parallel/\\_functions.py(%' ESCAPE '\\'"
+    " OR value IN ('BroadcastBackward', 'ReduceAddCoalescedBackward',"
     "  'autograd::engine::evaluate_function: BroadcastBackward', 'autograd::engine::evaluate_function: ReduceAddCoalescedBackward'))"
     " GROUP BY name, kind ORDER BY count(*) DESC, name";
 
