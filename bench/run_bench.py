@@ -110,7 +110,11 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--dir", default="/tmp/proflint-bench")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results.json"))
+    ap.add_argument("--report", metavar="RESULTS_JSON", help="only print the table of an earlier run")
     a = ap.parse_args()
+    if a.report:
+        report(json.load(open(a.report)))
+        return
     sizes = [parse_size(s) for s in a.sizes.split(",")]
     formats = a.formats.split(",")
     rows = []
@@ -147,11 +151,18 @@ def main():
     with open(a.out, "w") as f:
         json.dump(result, f, indent=1)
         f.write("\n")
-    keys = list(rows[0].keys()) if rows else []
+    keys = []
+    for r in rows:
+        keys += [k for k in r if k not in keys]
     with open(os.path.splitext(a.out)[0] + ".csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=keys)
         w.writeheader()
         w.writerows(rows)
+    report(result)
+
+
+def report(result):
+    rows = result["rows"]
     m = result["machine"]
     print("Machine: %s, %d cores, %.0f GiB, Linux %s, %s. Load average %s before, %s after." %
           (m["cpu"], m["cores"], m["memory_gib"], m["kernel"], m["compiler"], result["load_before"][0], result["load_after"][0]))
@@ -165,10 +176,9 @@ def main():
             r["analyze_s"], r["total_s"], r["rss_mib"], r["rss_bytes_per_event"], r["floor_s"], r["import_over_floor"],
             r["total_over_floor"], ("%.2f (inflate %.3f s)" % (r["import_over_inflate"], r["inflate_s"])) if r.get("inflate_s") else "—"))
     by = {(r["format"], r["size"]): r for r in rows}
-    for fmt in formats:
+    for fmt in sorted({r["format"] for r in rows}):
         if (fmt, 10**6) in by and (fmt, 10**7) in by:
             print("\n%s: 10^7 / 10^6 end-to-end time = %.1fx" % (fmt, by[(fmt, 10**7)]["total_s"] / by[(fmt, 10**6)]["total_s"]))
-
 
 if __name__ == "__main__":
     main()
