@@ -41,8 +41,9 @@ class EmitNvtxMissing final : public Detector {
     auto& db = facts.db();
     int64_t nvtx = scalar(db, "SELECT count(*) FROM _range WHERE trace_id = ? AND kind = 'nvtx'", trace_id);
     // torch.autograd.profiler.emit_nvtx / nsys --pytorch ranges: namespaced op names ('aten::add, op_id = 5').
+    // Only whether one exists matters, so the scan stops at the first.
     int64_t op_ranges =
-        scalar(db, "SELECT count(*) FROM range WHERE trace_id = ? AND kind = 'nvtx' AND name GLOB '*?::?*'", trace_id);
+        scalar(db, "SELECT EXISTS (SELECT 1 FROM range WHERE trace_id = ? AND kind = 'nvtx' AND name GLOB '*?::?*')", trace_id);
     if (op_ranges > 0) return;
     int64_t kernels = s->kernel_count;
     int64_t kernel_ns = 0, attributed_ns = 0, attributed_kernels = 0, ranges_with_kernels = 0;
