@@ -127,7 +127,9 @@ bool exceeds(const GateBudget& b, double delta, double base) {
   return std::abs(delta) > b.amount;
 }
 
-std::string show(double v, Unit u) {
+}  // namespace
+
+std::string format_metric_value(double v, Unit u) {
   switch (u) {
     case Unit::ns:
       return format_ns(std::llround(v));
@@ -139,11 +141,19 @@ std::string show(double v, Unit u) {
   return "";
 }
 
-std::string signed_change(const MetricResult& r) {
-  if (r.unit == Unit::share) return fmt::format("{:+.1f} pp", r.delta * 100);
-  if (r.relative) return fmt::format("{:+.1f}%", *r.relative * 100);
-  return (r.delta >= 0 ? "+" : "-") + show(std::abs(r.delta), r.unit);
+std::string format_change(const MetricResult& r) {
+  // One decimal; a change that rounds to zero reads "+0.0", never "-0.0".
+  auto signed_one_decimal = [](double x) {
+    std::string t = fmt::format("{:+.1f}", x);
+    return t == "-0.0" ? std::string("+0.0") : t;
+  };
+  if (r.unit == Unit::share) return signed_one_decimal(r.delta * 100) + " pp";
+  if (r.relative) return signed_one_decimal(*r.relative * 100) + "%";
+  if (r.delta == 0) return "0";
+  return (r.delta > 0 ? "+" : "-") + format_metric_value(std::abs(r.delta), r.unit);
 }
+
+namespace {
 
 std::string p_text(double p) { return p < 0.001 ? fmt::format("{:.1e}", p) : fmt::format("{:.3f}", p); }
 
@@ -208,13 +218,13 @@ MetricResult iteration_result(const Metric& b, const Metric& c, const GateConfig
                                  mw.exact ? "exact" : "normal approximation", r.baseline_n, r.candidate_n, ci);
   if (significant && big) {
     r.status = r.delta > 0 ? Status::regression : Status::improvement;
-    r.reason = fmt::format("median {} -> {} ({}), beyond the {} budget; {}", show(b.value, Unit::ns),
-                           show(c.value, Unit::ns), signed_change(r), r.budget.text, test);
+    r.reason = fmt::format("median {} -> {} ({}), beyond the {} budget; {}", format_metric_value(b.value, Unit::ns),
+                           format_metric_value(c.value, Unit::ns), format_change(r), r.budget.text, test);
   } else if (significant) {
-    r.reason = fmt::format("a significant but small change ({}), within the {} budget; {}", signed_change(r),
+    r.reason = fmt::format("a significant but small change ({}), within the {} budget; {}", format_change(r),
                            r.budget.text, test);
   } else {
-    r.reason = fmt::format("no significant difference at alpha {} ({}); {}", config.alpha, signed_change(r), test);
+    r.reason = fmt::format("no significant difference at alpha {} ({}); {}", config.alpha, format_change(r), test);
   }
   return r;
 }
@@ -236,12 +246,13 @@ MetricResult scalar_result(const MetricKey& key, const Metric& proto, std::optio
   double floor = r.unit == Unit::ns ? time_floor : r.unit == Unit::bytes ? 16.0 * 1024 * 1024 : 0.0;
   double worse = r.polarity == Polarity::lower_is_better ? r.delta : -r.delta;
   bool big = exceeds(r.budget, r.delta, bv) && std::abs(r.delta) > floor;
-  std::string what = fmt::format("{} -> {} ({})", show(bv, r.unit), show(cv, r.unit), signed_change(r));
+  std::string what =
+      fmt::format("{} -> {} ({})", format_metric_value(bv, r.unit), format_metric_value(cv, r.unit), format_change(r));
   if (big) {
     r.status = worse > 0 ? Status::regression : Status::improvement;
     r.reason = fmt::format("{}, beyond the {} budget", what, r.budget.text);
   } else if (exceeds(r.budget, r.delta, bv)) {
-    r.reason = fmt::format("{}, below the noise floor of {}", what, show(floor, r.unit));
+    r.reason = fmt::format("{}, below the noise floor of {}", what, format_metric_value(floor, r.unit));
   } else {
     r.reason = fmt::format("{}, within the {} budget", what, r.budget.text);
   }
@@ -478,8 +489,9 @@ CompareResult compare_sides(const Side& base, const Side& cand, const std::vecto
   auto iteration_words = [&]() {
     if (!iteration) return std::string("iteration time not measured");
     if (iteration->status == Status::inconclusive) return "iteration time inconclusive (" + iteration->reason + ")";
-    return fmt::format("iteration time {} ({} -> {}{})", signed_change(*iteration),
-                       show(*iteration->baseline, Unit::ns), show(*iteration->candidate, Unit::ns),
+    return fmt::format("iteration time {} ({} -> {}{})", format_change(*iteration),
+                       format_metric_value(*iteration->baseline, Unit::ns),
+                       format_metric_value(*iteration->candidate, Unit::ns),
                        iteration->p_value ? ", p = " + p_text(*iteration->p_value) : "");
   };
   if (!out.incomparable.empty()) {
@@ -494,7 +506,7 @@ CompareResult compare_sides(const Side& base, const Side& cand, const std::vecto
       if (r.status == Status::regression && r.gating) {
         first = r.name == "iteration_time"
                     ? iteration_words()
-                    : fmt::format("{}{} {}", r.name, r.scope.empty() ? "" : " [" + r.scope + "]", signed_change(r));
+                    : fmt::format("{}{} {}", r.name, r.scope.empty() ? "" : " [" + r.scope + "]", format_change(r));
         break;
       }
     if (first.empty())

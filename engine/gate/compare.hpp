@@ -73,6 +73,11 @@ struct CompareResult {
 CompareResult compare_sides(const Side& base, const Side& cand, const std::vector<Finding>& base_findings,
                             const std::vector<Finding>& cand_findings, const GateConfig& config, bool strict);
 
+// A metric value for people: "1.23 ms", "45.6%", "2.0 GiB".
+std::string format_metric_value(double value, Unit unit);
+// The change of a result: "+3.3%", "-14.7 pp" for shares, "+2.00 ms" when the baseline is 0.
+std::string format_change(const MetricResult& r);
+
 // True when `name` matches the pattern ('*' matches any run of characters).
 bool metric_matches(const std::string& pattern, const std::string& name);
 

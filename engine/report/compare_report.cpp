@@ -18,26 +18,11 @@ using gate::MetricResult;
 using gate::Status;
 using gate::Unit;
 
-std::string show(double v, Unit u) {
-  switch (u) {
-    case Unit::ns:
-      return format_ns(std::llround(v));
-    case Unit::share:
-      return format_percent(v);
-    case Unit::bytes:
-      return format_bytes(std::llround(v));
-  }
-  return "";
-}
+std::string show(double v, Unit u) { return gate::format_metric_value(v, u); }
 
 std::string value_text(const std::optional<double>& v, Unit u) { return v ? show(*v, u) : "-"; }
 
-std::string change_text(const MetricResult& r) {
-  if (r.unit == Unit::share) return fmt::format("{:+.1f} pp", r.delta * 100);
-  if (r.relative) return fmt::format("{:+.1f}%", *r.relative * 100);
-  if (r.delta == 0) return "0";
-  return (r.delta > 0 ? "+" : "-") + show(std::abs(r.delta), r.unit);
-}
+std::string change_text(const MetricResult& r) { return gate::format_change(r); }
 
 std::string status_text(const MetricResult& r) {
   std::string s(gate::status_name(r.status));
