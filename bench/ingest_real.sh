@@ -22,8 +22,8 @@ for f in "$@"; do
   log=$(mktemp)
   /usr/bin/time -f "TIME %e %M" env PROFLINT_TIMINGS=1 "$BIN" summary --format json "$f" -o /tmp/proflint_bench_summary.json 2>"$log"
   events=$(python3 -c "import json;print(sum(t['event_count'] for t in json.load(open('/tmp/proflint_bench_summary.json'))['traces']))")
-  import_ms=$(awk '/^timing import/{print $3}' "$log")
-  derive_ms=$(awk '/^timing derive/{print $3}' "$log")
+  import_ms=$(awk '$1=="timing" && $2=="import"{print $3}' "$log")
+  derive_ms=$(awk '$1=="timing" && $2=="derive"{print $3}' "$log")
   read -r total rss_kb < <(awk '/^TIME/{print $2, $3}' "$log")
   case "$f" in
     *.gz) floor=$( { /usr/bin/time -f "%e" zcat "$f" >/dev/null; } 2>&1 ) ;;
