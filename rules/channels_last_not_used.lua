@@ -21,14 +21,22 @@ disappears with channels_last); the faster NHWC kernels are not counted.]],
   evaluate = function(ctx)
     local o = ctx.options
     for _, dev in ipairs(ctx.summary.devices) do
+      -- Base table only. Convolution time is one scan; the transposes are found by name once, among
+      -- the distinct kernel names (not the whole string table: nsys stores hold ~10^6 range names),
+      -- and read through the kernel_by_name index: no per-kernel LIKE.
       local r = ctx:query([[
-        SELECT coalesce(sum(CASE WHEN category = 'conv' THEN dur_ns END), 0) AS conv_ns,
-               coalesce(sum(CASE WHEN category = 'conv' AND is_tensor_core = 1 THEN dur_ns END), 0) AS conv_tc_ns,
-               coalesce(sum(CASE WHEN name LIKE '%nchwToNhwc%' OR name LIKE '%nhwcToNchw%' THEN dur_ns END), 0) AS transpose_ns,
-               coalesce(sum(name LIKE '%nchwToNhwc%' OR name LIKE '%nhwcToNchw%'), 0) AS transposes,
-               min(CASE WHEN name LIKE '%nchwToNhwc%' OR name LIKE '%nhwcToNchw%' THEN iteration END) AS first,
-               max(CASE WHEN name LIKE '%nchwToNhwc%' OR name LIKE '%nhwcToNchw%' THEN iteration END) AS last
-        FROM kernel WHERE trace_id = ? AND device_id IS ?]], ctx.trace_id, dev.device_id)[1]
+        SELECT a.conv_ns, a.conv_tc_ns, b.transpose_ns, b.transposes, b.first, b.last
+        FROM (SELECT coalesce(sum(CASE WHEN category = 'conv' THEN dur_ns END), 0) AS conv_ns,
+                     coalesce(sum(CASE WHEN category = 'conv' AND is_tensor_core = 1 THEN dur_ns END), 0) AS conv_tc_ns
+              FROM _kernel WHERE trace_id = ? AND device_id IS ?) a,
+             (SELECT coalesce(sum(dur_ns), 0) AS transpose_ns, count(*) AS transposes,
+                     min(iteration) AS first, max(iteration) AS last
+              FROM _kernel
+              WHERE +trace_id = ? AND +device_id IS ?
+                AND name_id IN (SELECT n.name_id FROM (SELECT DISTINCT name_id FROM _kernel) n
+                                JOIN string s ON s.id = n.name_id
+                                WHERE s.value LIKE '%nchwToNhwc%' OR s.value LIKE '%nhwcToNchw%')) b]],
+        ctx.trace_id, dev.device_id, ctx.trace_id, dev.device_id)[1]
       local share = r.conv_ns > 0 and r.transpose_ns / r.conv_ns or 0
       if r.conv_tc_ns > 0 and r.transposes > 0 and share >= o.min_conv_share
           and r.transpose_ns >= o.min_wall_share * ctx.summary.wall_ns then

@@ -27,12 +27,17 @@ estimate is the op type's kernel time x `fusion_gain`, scaled by the GPU's busy/
     for _, t in ipairs(o.ignore) do ignore[t] = true end
     for _, dev in ipairs(ctx.summary.devices) do
       local matmul_ns, rows = 0, {}
+      -- Base tables, grouped on integer keys first; names are joined on the few groups only.
       for row in ctx:rows([[
-          SELECT coalesce(o.op_type, o.name) AS op_type, sum(k.dur_ns) AS ns, count(*) AS kernels,
-                 sum(CASE WHEN k.category IN ('gemm', 'conv', 'attention') THEN k.dur_ns ELSE 0 END) AS matmul_ns,
-                 min(k.iteration) AS first, max(k.iteration) AS last
-          FROM kernel k JOIN op o ON o.id = k.op_id
-          WHERE k.trace_id = ? AND k.device_id IS ? AND k.category <> 'communication'
+          SELECT coalesce(g.op_type, s.value) AS op_type, sum(g.ns) AS ns, sum(g.kernels) AS kernels,
+                 sum(g.matmul_ns) AS matmul_ns, min(g.first) AS first, max(g.last) AS last
+          FROM (SELECT o.op_type AS op_type, o.name_id AS name_id, sum(k.dur_ns) AS ns, count(*) AS kernels,
+                       sum(CASE WHEN k.category IN ('gemm', 'conv', 'attention') THEN k.dur_ns ELSE 0 END) AS matmul_ns,
+                       min(k.iteration) AS first, max(k.iteration) AS last
+                FROM _kernel k JOIN _op o ON o.id = k.op_id
+                WHERE k.trace_id = ? AND k.device_id IS ? AND k.category <> 'communication'
+                GROUP BY o.op_type, o.name_id) g
+          JOIN string s ON s.id = g.name_id
           GROUP BY 1 ORDER BY ns DESC]], ctx.trace_id, dev.device_id) do
         matmul_ns = matmul_ns + row.matmul_ns
         rows[#rows + 1] = row

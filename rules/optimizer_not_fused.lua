@@ -29,9 +29,12 @@ and operation. The estimate is the host time of those optimizer ops times `recov
     -- Kernels of optimizer-pass ops, split into fused (multi_tensor_apply, fused Adam/SGD ...) and not.
     local k = ctx:query([[
       SELECT count(*) AS kernels, coalesce(sum(k.dur_ns), 0) AS kernel_ns,
-             coalesce(sum(k.name LIKE '%multi_tensor_apply%' OR k.name LIKE '%fused%' OR k.name LIKE '%Fused%'), 0) AS fused,
+             coalesce(sum(k.name_id IN (SELECT n.name_id FROM (SELECT DISTINCT name_id FROM _kernel) n
+                                        JOIN string s ON s.id = n.name_id
+                                        WHERE s.value LIKE '%multi_tensor_apply%' OR s.value LIKE '%fused%'
+                                           OR s.value LIKE '%Fused%')), 0) AS fused,
              count(DISTINCT k.iteration) AS steps, min(k.iteration) AS first, max(k.iteration) AS last
-      FROM kernel k JOIN op o ON o.id = k.op_id
+      FROM _kernel k JOIN _op o ON o.id = k.op_id
       WHERE k.trace_id = ? AND o.pass = 'optimizer' AND k.iteration IS NOT NULL]], ctx.trace_id)[1]
     local unfused = k.kernels - k.fused
     if k.kernels == 0 or k.steps == 0 then return end
@@ -41,12 +44,12 @@ and operation. The estimate is the host time of those optimizer ops times `recov
     -- Host time of the top-level optimizer ops that launched unfused kernels, and their names.
     local ops, host_ns, names = {}, 0, {}
     for row in ctx:rows([[
-        SELECT o.name AS name, count(*) AS calls, sum(o.dur_ns) AS host_ns
-        FROM op o
+        SELECT s.value AS name, count(*) AS calls, sum(o.dur_ns) AS host_ns
+        FROM _op o JOIN string s ON s.id = o.name_id
         WHERE o.trace_id = ? AND o.pass = 'optimizer' AND o.iteration IS NOT NULL
-          AND (o.parent_id IS NULL OR o.parent_id NOT IN (SELECT id FROM op WHERE trace_id = ? AND pass = 'optimizer'))
+          AND (o.parent_id IS NULL OR o.parent_id NOT IN (SELECT id FROM _op WHERE trace_id = ? AND pass = 'optimizer'))
           AND o.kernel_count > 0
-        GROUP BY o.name ORDER BY host_ns DESC]], ctx.trace_id, ctx.trace_id) do
+        GROUP BY s.value ORDER BY host_ns DESC]], ctx.trace_id, ctx.trace_id) do
       ops[#ops + 1] = row
       host_ns = host_ns + row.host_ns
       if #names < 4 then
