@@ -47,8 +47,10 @@ int64_t exists(SQLite::Database& db, const char* sql, int64_t trace_id) {
 std::optional<BatchGuess> guess_batch(SQLite::Database& db, int64_t trace_id) {
   SQLite::Statement q(
       db,
-      "SELECT id, name, op_type, input_dims FROM op WHERE trace_id = ? AND input_dims IS NOT NULL "
-      "AND op_type IN ('conv1d', 'conv2d', 'conv3d', 'embedding', 'linear') ORDER BY start_ns, id LIMIT 1");
+      // Base tables (the op view would join every op's range and strings before the LIMIT).
+      "SELECT o.id, s.value, o.op_type, d.value FROM _op o JOIN _range r ON r.id = o.range_id "
+      "JOIN string d ON d.id = r.input_dims_id JOIN string s ON s.id = o.name_id WHERE o.trace_id = ? "
+      "AND o.op_type IN ('conv1d', 'conv2d', 'conv3d', 'embedding', 'linear') ORDER BY o.start_ns, o.id LIMIT 1");
   q.bind(1, trace_id);
   if (!q.executeStep()) return std::nullopt;
   BatchGuess g;
@@ -123,8 +125,8 @@ class BatchSize final : public Detector {
     }
     bool training = exists(db,
                            "SELECT EXISTS (SELECT 1 FROM _op WHERE trace_id = ? AND pass IN ('optimizer')) "
-                           "OR EXISTS (SELECT 1 FROM range WHERE trace_id = ? AND (name LIKE 'Optimizer.step#%' "
-                           "OR name LIKE '%Backward%'))",
+                           "OR EXISTS (SELECT 1 FROM _range WHERE trace_id = ? AND name_id IN (SELECT id FROM string "
+                           "WHERE value LIKE 'Optimizer.step#%' OR value LIKE '%Backward%'))",
                            trace_id) != 0;
     auto batch = guess_batch(db, trace_id);
 
@@ -296,8 +298,9 @@ class BatchSize final : public Detector {
     {
       SQLite::Statement q(
           db,
-          "SELECT count(*), COALESCE(sum(dur_ns), 0) FROM api_call WHERE trace_id = ? AND iteration IS NOT NULL "
-          "AND name IN ('cudaMalloc', 'cudaFree', 'hipMalloc', 'hipFree', 'cuMemAlloc', 'cuMemFree')");
+          "SELECT count(*), COALESCE(sum(dur_ns), 0) FROM _api_call WHERE trace_id = ? AND iteration IS NOT NULL "
+          "AND name_id IN (SELECT id FROM string WHERE value IN ('cudaMalloc', 'cudaFree', 'hipMalloc', 'hipFree', "
+          "'cuMemAlloc', 'cuMemFree'))");
       q.bind(1, trace_id);
       if (q.executeStep()) {
         alloc_calls = q.getColumn(0).getInt64();
@@ -313,8 +316,9 @@ class BatchSize final : public Detector {
         " One larger input or a longer sequence can end the run with an out-of-memory error. " + batch_text(batch);
     // Autocast is advice only where the math still runs in FP32.
     bool mixed = exists(db,
-                        "SELECT EXISTS (SELECT 1 FROM op WHERE trace_id = ? AND tc_eligible = 1 AND "
-                        "(input_types LIKE '%Half%' OR input_types LIKE '%BFloat16%' OR input_types LIKE '%Float8%'))",
+                        "SELECT EXISTS (SELECT 1 FROM _op o JOIN _range r ON r.id = o.range_id WHERE o.trace_id = ? "
+                        "AND o.tc_eligible = 1 AND r.input_types_id IN (SELECT id FROM string WHERE value LIKE '%Half%' "
+                        "OR value LIKE '%BFloat16%' OR value LIKE '%Float8%'))",
                         trace_id) != 0;
     int64_t major = 0;
     {

@@ -98,9 +98,13 @@ class GpuIdleGaps final : public Detector {
         bool relative = g.length() >= relative_threshold && g.start >= iter_span.start && g.end <= iter_span.end;
         if (!absolute && !relative) continue;
         g.dataloader = length_within(dataloader, {g.start, g.end});
-        // The step whose work waited: the one the gap ends in.
-        for (size_t k = 0; k < windows.size(); ++k)
-          if (g.end > windows[k].start && g.end <= windows[k].end) g.iteration = static_cast<int64_t>(k);
+        // The step whose work waited: the one the gap ends in. Windows are disjoint and sorted
+        // (each starts at or after the previous end), so only the last one starting before
+        // g.end can hold it.
+        auto after = std::partition_point(windows.begin(), windows.end(),
+                                          [&](const Interval& w) { return w.start < g.end; });
+        if (after != windows.begin() && g.end <= std::prev(after)->end)
+          g.iteration = static_cast<int64_t>(std::prev(after) - windows.begin());
         gaps.push_back(g);
       }
       // Gaps that are mostly DataLoader waits belong to dataloader-stall.
@@ -118,7 +122,9 @@ class GpuIdleGaps final : public Detector {
       for (const auto& g : kept) counted += g.counted();
       if (kept.empty() || static_cast<double>(counted) < min_total_share_ * static_cast<double>(summary->wall_ns)) continue;
       std::sort(kept.begin(), kept.end(), [](const Gap& a, const Gap& b) { return a.length() > b.length() || (a.length() == b.length() && a.start < b.start); });
-      for (size_t i = 0; i < kept.size() && static_cast<int64_t>(i) < top_; ++i) describe_host(facts, trace_id, device, kept[i]);
+      std::string api_filter = driving_pids_filter(facts, trace_id, device);
+      for (size_t i = 0; i < kept.size() && static_cast<int64_t>(i) < top_; ++i)
+        describe_host(facts, trace_id, api_filter, kept[i]);
       report(trace_id, *summary, device, u, kept, counted, all_idle, dl_gaps, dl_time, relative_threshold, sink);
     }
   }
@@ -141,28 +147,47 @@ class GpuIdleGaps final : public Detector {
 
   static std::vector<Interval> dataloader_union(const Facts& facts, int64_t trace_id) {
     SQLite::Statement q(facts.db(),
+        // instr(value, 'Data') first: every pattern contains it, and one failed search per string
+        // (nsys stores can hold ~10^6 distinct range names) is cheaper than three.
         "SELECT start_ns, start_ns + dur_ns FROM _range WHERE +trace_id = ? AND kind != 'gpu_user_annotation' AND "
-        "name_id IN (SELECT id FROM string WHERE instr(value, 'enumerate(DataLoader)') > 0 OR "
-        "instr(value, 'enumerate(DataPipe)') > 0 OR (instr(value, 'DataLoader') > 0 AND instr(value, '__next__') > 0))");
+        "name_id IN (SELECT id FROM string WHERE instr(value, 'Data') > 0 AND (instr(value, 'enumerate(DataLoader)') > 0 OR "
+        "instr(value, 'enumerate(DataPipe)') > 0 OR (instr(value, 'DataLoader') > 0 AND instr(value, '__next__') > 0)))");
     q.bind(1, trace_id);
     std::vector<Interval> out;
     while (q.executeStep()) out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64()});
     return union_intervals(std::move(out));
   }
 
+  // The processes driving the device (those whose API calls launched its kernels), as an SQL
+  // condition on api_call a; empty when no kernel is linked to its API call (all processes count).
+  // Computed once per device rather than as a subquery re-run for every gap.
+  static std::string driving_pids_filter(const Facts& facts, int64_t trace_id, int64_t device) {
+    {
+      SQLite::Statement linked(facts.db(),
+                               "SELECT EXISTS (SELECT 1 FROM _kernel k WHERE k.trace_id = ? AND k.api_call_id IS NOT NULL)");
+      linked.bind(1, trace_id);
+      if (!linked.executeStep() || linked.getColumn(0).getInt64() == 0) return "";
+    }
+    SQLite::Statement q(facts.db(),
+                        "SELECT DISTINCT b.pid FROM _api_call b JOIN _kernel k ON k.api_call_id = b.id "
+                        "WHERE k.trace_id = ? AND coalesce(k.device_id, 0) = ? AND b.pid IS NOT NULL");
+    q.bind(1, trace_id);
+    q.bind(2, device);
+    std::string pids;
+    while (q.executeStep()) pids += fmt::format("{}{}", pids.empty() ? "" : ", ", q.getColumn(0).getInt64());
+    // +a.pid: the list must not change how api_call is scanned (ties on the overlap keep the scan order).
+    return "AND (a.pid IS NULL OR +a.pid IN (" + pids + ")) ";
+  }
+
   // The API call and the host ranges that cover most of the gap, on the processes driving the device.
-  void describe_host(const Facts& facts, int64_t trace_id, int64_t device, Gap& g) const {
+  void describe_host(const Facts& facts, int64_t trace_id, const std::string& api_filter, Gap& g) const {
     const double len = static_cast<double>(g.length());
     SQLite::Statement api(facts.db(),
         "SELECT a.name, min(a.end_ns, ?3) - max(a.start_ns, ?2) AS ov FROM api_call a WHERE a.trace_id = ?1 "
-        "AND a.start_ns < ?3 AND a.end_ns > ?2 AND (a.pid IS NULL OR a.pid IN (SELECT DISTINCT b.pid FROM _api_call b "
-        "JOIN _kernel k ON k.api_call_id = b.id WHERE k.trace_id = ?1 AND coalesce(k.device_id, 0) = ?4) "
-        "OR NOT EXISTS (SELECT 1 FROM _kernel k WHERE k.trace_id = ?1 AND k.api_call_id IS NOT NULL)) "
-        "ORDER BY ov DESC LIMIT 1");
+        "AND a.start_ns < ?3 AND a.end_ns > ?2 " + api_filter + "ORDER BY ov DESC LIMIT 1");
     api.bind(1, trace_id);
     api.bind(2, g.start);
     api.bind(3, g.end);
-    api.bind(4, device);
     std::string api_text, api_name;
     if (api.executeStep() && static_cast<double>(api.getColumn(1).getInt64()) >= 0.1 * len) {
       api_name = api.getColumn(0).getString();

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 #include "engine/analysis/detector.hpp"
@@ -57,24 +58,34 @@ class NoFusion final : public Detector {
     auto& db = facts.db();
     for (const DeviceSummary& dev : summary->devices) {
       if (dev.kernel_count < min_run_ || dev.window_ns <= 0) continue;
+      // Read in index order and sorted here by (stream_id, start_ns, id), NULL streams first as
+      // in SQL: cheaper than an SQL sort of every kernel of the device.
       SQLite::Statement q(db,
                           "SELECT id, stream_id, start_ns, dur_ns, category, op_id, iteration FROM _kernel "
-                          "WHERE trace_id = ? AND device_id IS ? ORDER BY stream_id, start_ns, id");
+                          "WHERE trace_id = ? AND device_id IS ?");
       q.bind(1, trace_id);
       q.bind(2, dev.device_id);
       struct K {
         int64_t id, stream, start, dur, op, iteration;
-        bool small;
+        bool small, null_stream;
       };
       std::vector<K> ks;
       while (q.executeStep()) {
-        std::string cat = q.getColumn(4).isNull() ? "" : q.getColumn(4).getString();
+        const char* cat = q.getColumn(4).isNull() ? "" : q.getColumn(4).getText();
         int64_t dur = q.getColumn(3).getInt64();
-        ks.push_back({q.getColumn(0).getInt64(), q.getColumn(1).isNull() ? -1 : q.getColumn(1).getInt64(),
+        bool null_stream = q.getColumn(1).isNull();
+        ks.push_back({q.getColumn(0).getInt64(), null_stream ? -1 : q.getColumn(1).getInt64(),
                       q.getColumn(2).getInt64(), dur, q.getColumn(5).isNull() ? -1 : q.getColumn(5).getInt64(),
                       q.getColumn(6).isNull() ? -1 : q.getColumn(6).getInt64(),
-                      (cat == "elementwise" || cat == "reduction") && dur <= max_kernel_ns_});
+                      (std::strcmp(cat, "elementwise") == 0 || std::strcmp(cat, "reduction") == 0) && dur <= max_kernel_ns_,
+                      null_stream});
       }
+      std::sort(ks.begin(), ks.end(), [](const K& a, const K& b) {
+        if (a.null_stream != b.null_stream) return a.null_stream;
+        if (a.stream != b.stream) return a.stream < b.stream;
+        if (a.start != b.start) return a.start < b.start;
+        return a.id < b.id;
+      });
       // Runs: consecutive small kernels on one stream, each starting within max_gap_ns of the previous end.
       std::vector<Span> spans;
       std::map<int64_t, int64_t> kernels_by_op;  // op id -> kernels in runs
@@ -121,7 +132,7 @@ class NoFusion final : public Detector {
       };
       std::map<std::pair<std::string, std::string>, int64_t> by_name;
       {
-        SQLite::Statement o(db, "SELECT name, pass FROM op WHERE id = ?");
+        SQLite::Statement o(db, "SELECT s.value, o.pass FROM _op o JOIN string s ON s.id = o.name_id WHERE o.id = ?");
         for (const auto& [op, n] : kernels_by_op) {
           std::string name = "(no op)", pass = "other";
           if (op >= 0) {
