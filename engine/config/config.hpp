@@ -76,7 +76,8 @@ struct GateConfig {
   std::optional<std::string> fail_on_new_severity;          // or: any new finding at/above this severity
   std::vector<std::string> metrics = {"*"};                 // allow list (patterns with '*')
   std::vector<std::string> skip_metrics;                    // deny list
-  std::vector<std::string> informational = {"kernel.*"};    // shown, never fail the gate
+  std::vector<std::string> informational = {"kernel.*", "breakdown.kernel_tc",
+                                            "breakdown.kernel_other"};  // shown, never fail the gate
   std::string where;                                        // FILE:LINE:COLUMN of [gate]
 };
 

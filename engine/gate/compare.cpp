@@ -351,9 +351,10 @@ void check_comparable(const Side& base, const Side& cand, const GateConfig& conf
     out.incomparable.push_back(fmt::format("different numbers of ranks: {} on the baseline, {} on the candidate",
                                            b.ranks.size(), c.ranks.size()));
   else if (b.ranks != c.ranks && !b.ranks.empty() && !c.ranks.empty())
-    out.notes.push_back(
-        fmt::format("the sides are different ranks (baseline rank{} {}, candidate rank{} {}): compared "
-                    "as the same job's workers",
+    out.incomparable.push_back(
+        fmt::format("the sides are different ranks (baseline rank{} {}, candidate rank{} {}): the ranks of one "
+                    "job can do different work (sharded embeddings, pipeline stages), so a difference is not a "
+                    "change of the code; compare the same rank(s) before and after",
                     b.ranks.size() > 1 ? "s" : "", fmt::join(b.ranks, ", "), c.ranks.size() > 1 ? "s" : "",
                     fmt::join(c.ranks, ", ")));
   double bi = b.iterations_per_trace, ci = c.iterations_per_trace;
@@ -459,6 +460,20 @@ CompareResult compare_sides(const Side& base, const Side& cand, const std::vecto
                     [&](const auto& p) { return metric_matches(p, key.name); }))
       r.gating = false;
     out.metrics.push_back(std::move(r));
+  }
+  // Parts of a step that got significantly faster overall: a part that grew is a shift of time
+  // (AMP adds casts while the step drops 85%), not slower training. Shown, not gating.
+  const MetricResult* step = nullptr;
+  for (const auto& r : out.metrics)
+    if (r.name == "iteration_time" && r.scope.empty()) step = &r;
+  if (step && step->status == Status::improvement) {
+    for (auto& r : out.metrics) {
+      bool component = r.per_iteration && r.unit == Unit::ns && r.name != "iteration_time";
+      if (component && r.status == Status::regression && r.gating) {
+        r.gating = false;
+        r.reason += "; not gating: the step itself got significantly faster";
+      }
+    }
   }
   if (!one_sided.empty()) {
     std::string list;

@@ -217,15 +217,26 @@ void read_trace(SQLite::Database& db, const TraceSummary& s, const ExtractOption
       q.bind(3, hi);
     }
     const double gpus = static_cast<double>(active.size());
+    // 'kernel' = kernel_tc + kernel_other: the GPU compute time, whichever units did it. Moving
+    // work onto Tensor Cores grows kernel_tc and is no regression; the sum is what gates.
+    double kernels = 0;
+    bool any_kernel = false;
+    auto put_category = [&](const std::string& category, double total) {
+      if (per_iter)
+        put(t, "breakdown." + category, "", Unit::ns, lower, true, total / divisor);
+      else if (s.wall_ns > 0)
+        put(t, "breakdown." + category, "", Unit::share, lower, false, total / static_cast<double>(s.wall_ns));
+    };
     while (q.executeStep()) {
+      std::string category = q.getColumn(0).getString();
       double total = static_cast<double>(q.getColumn(1).getInt64()) / gpus;
-      if (per_iter) {
-        put(t, "breakdown." + q.getColumn(0).getString(), "", Unit::ns, lower, true, total / divisor);
-      } else if (s.wall_ns > 0) {
-        put(t, "breakdown." + q.getColumn(0).getString(), "", Unit::share, lower, false,
-            total / static_cast<double>(s.wall_ns));
+      put_category(category, total);
+      if (category == "kernel_tc" || category == "kernel_other") {
+        kernels += total;
+        any_kernel = true;
       }
     }
+    if (any_kernel) put_category("kernel", kernels);
   }
   // Peak memory: the allocator's running total when the trace records it; older traces only
   // carry per-event deltas, whose running sum gives the peak growth above the capture start
