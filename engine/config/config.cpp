@@ -104,6 +104,7 @@ GateConfig parse_gate(const toml::node& node, const std::string& source) {
                                                  "max_regression",
                                                  "metrics",
                                                  "min_iterations",
+                                                 "min_workload_overlap",
                                                  "noise_floor",
                                                  "seed",
                                                  "skip_metrics",
@@ -145,6 +146,8 @@ GateConfig parse_gate(const toml::node& node, const std::string& source) {
       g.warmup_tolerance = number(0, 10);
     else if (k == "noise_floor")
       g.noise_floor = number(0, 1);
+    else if (k == "min_workload_overlap")
+      g.min_workload_overlap = number(0, 1);
     else if (k == "max_iteration_count_ratio")
       g.max_iteration_count_ratio = number(1, 1e9);
     else if (k == "top")
@@ -415,6 +418,7 @@ std::string dump_config(const Config& config) {
   };
   out += fmt::format("\n[gate]\nalpha = {}\nmin_iterations = {}\nbootstrap_resamples = {}\nseed = {}\n", g.alpha,
                      g.min_iterations, g.bootstrap_resamples, g.seed);
+  out += fmt::format("min_workload_overlap = {}\n", g.min_workload_overlap);
   out += fmt::format("warmup = {}\nwarmup_tolerance = {}\nnoise_floor = {}\nmax_iteration_count_ratio = {}\ntop = {}\n",
                      g.warmup == "auto" ? "\"auto\"" : g.warmup, g.warmup_tolerance, g.noise_floor,
                      g.max_iteration_count_ratio, g.top);

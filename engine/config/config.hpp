@@ -70,6 +70,7 @@ struct GateConfig {
                                              // are not called regressions (alone they cannot move the step past 5%)
   double max_iteration_count_ratio = 1.5;    // larger ratio of iteration counts: not comparable
   int64_t top = 10;                          // op types and kernels compared (by GPU time)
+  double min_workload_overlap = 0.5;  // lower GPU-time overlap of the op-type mix: not comparable
   std::optional<GateBudget> max_regression;  // default budget for every metric without its own
   std::vector<std::pair<std::string, GateBudget>> budgets;  // [gate.budgets] metric pattern -> budget
   std::vector<std::string> fail_on_new_findings;            // ids that fail the gate when new

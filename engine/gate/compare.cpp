@@ -330,12 +330,23 @@ void check_comparable(const Side& base, const Side& cand, const GateConfig& conf
     for (const auto& x : v) s += (s.empty() ? "" : "; ") + x;
     return s.empty() ? std::string("none") : s;
   };
-  if (b.gpu_setups != c.gpu_setups)
+  auto unnamed = [](const Fingerprint& f) {
+    return std::any_of(f.gpu_setups.begin(), f.gpu_setups.end(),
+                       [](const auto& g) { return g.find("model not recorded") != std::string::npos; });
+  };
+  if (unnamed(b) || unnamed(c)) {
+    // An unrecorded model matches any model: only the number of GPUs can be checked.
+    if (b.gpu_counts != c.gpu_counts)
+      out.incomparable.push_back(
+          fmt::format("different numbers of GPUs: baseline {}, candidate {}", join(b.gpu_setups), join(c.gpu_setups)));
+    else
+      out.notes.push_back("the GPU model is not recorded in " +
+                          std::string(unnamed(b) && unnamed(c) ? "either profile" : "one of the profiles") +
+                          ": only the number of GPUs is compared");
+  } else if (b.gpu_setups != c.gpu_setups) {
     out.incomparable.push_back(
         fmt::format("different GPUs: baseline {}, candidate {}", join(b.gpu_setups), join(c.gpu_setups)));
-  else if (std::any_of(b.gpu_setups.begin(), b.gpu_setups.end(),
-                       [](const auto& g) { return g.find("model not recorded") != std::string::npos; }))
-    out.notes.push_back("the GPU model is not recorded in the profiles: assumed the same on both sides");
+  }
   if (b.formats != c.formats)
     out.incomparable.push_back(
         fmt::format("different profile formats: baseline {}, candidate {} (iterations and "
@@ -368,6 +379,32 @@ void check_comparable(const Side& base, const Side& cand, const GateConfig& conf
         fmt::format("iteration counts differ too much: {:.0f} per trace on the baseline, {:.0f} on the "
                     "candidate (more than {}x; [gate] max_iteration_count_ratio)",
                     bi, ci, config.max_iteration_count_ratio));
+  // The same job runs mostly the same op types: the GPU-time-weighted overlap of the op-type mix
+  // (sum of the smaller share of each type) is near 1 for the same model, even after AMP or a
+  // kernel change, and low for another model.
+  auto mix = [](const Side& side) {
+    std::map<std::string, double> m;
+    double total = 0;
+    for (const auto& metric : side.metrics)
+      if (metric.scope.empty() && metric.name.rfind("op_type.", 0) == 0) {
+        m[metric.name] += metric.value;
+        total += metric.value;
+      }
+    if (total > 0)
+      for (auto& [name, v] : m) v /= total;
+    return m;
+  };
+  auto bm = mix(base), cm = mix(cand);
+  if (!bm.empty() && !cm.empty()) {
+    double overlap = 0;
+    for (const auto& [name, share] : bm)
+      if (auto it = cm.find(name); it != cm.end()) overlap += std::min(share, it->second);
+    if (overlap < config.min_workload_overlap)
+      out.incomparable.push_back(fmt::format(
+          "different workloads: only {:.0f}% of the GPU time is in op types the two sides share in like proportion "
+          "(below [gate] min_workload_overlap = {:.0f}%): another model or another part of the program was profiled",
+          overlap * 100, config.min_workload_overlap * 100));
+  }
   if (b.batch && c.batch && *b.batch != *c.batch)
     out.incomparable.push_back(
         fmt::format("different batch sizes: {} on the baseline, {} on the candidate (leading "

@@ -382,11 +382,15 @@ Side extract_side(Store& store, const ExtractOptions& options) {
     std::string setup;
     for (const auto& [name, n] : gpus) setup += (setup.empty() ? "" : " + ") + fmt::format("{} x {}", n, name);
     f.gpu_setups.push_back(setup.empty() ? "no GPU activity" : setup);
+    int64_t count = 0;
+    for (const auto& [name, n] : gpus) count += n;
+    f.gpu_counts.push_back(count);
     f.formats.push_back(s.format);
     if (s.framework) f.frameworks.push_back(*s.framework);
     if (s.vendor) f.vendors.push_back(*s.vendor);
   }
   f.gpu_setups = sorted_unique(f.gpu_setups);
+  f.gpu_counts = sorted_unique(f.gpu_counts);
   f.formats = sorted_unique(f.formats);
   f.frameworks = sorted_unique(f.frameworks);
   f.vendors = sorted_unique(f.vendors);

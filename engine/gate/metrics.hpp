@@ -33,6 +33,7 @@ struct Metric {
 
 // What must match before two sides can be compared.
 struct Fingerprint {
+  std::vector<int64_t> gpu_counts;                        // per trace: GPUs with activity; sorted, unique
   std::vector<std::string> gpu_setups;                    // per trace: "2 x NVIDIA A100-SXM4-80GB"; sorted, unique
   std::vector<std::string> formats, frameworks, vendors;  // sorted, unique, recorded values only
   double iterations_per_trace = 0;                        // mean iterations kept per trace

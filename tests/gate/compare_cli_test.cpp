@@ -250,6 +250,17 @@ TEST(CompareCli, HtaRankZeroAgainstRankOneIsInconclusiveWithTheReason) {
   EXPECT_EQ(strict.exit_code, 1);
 }
 
+// Regression test: an MLP profile against a ResNet profile on the same GPU was called a 622%
+// iteration-time regression; two different programs are not a before/after pair.
+TEST(CompareCli, AnotherModelIsNotComparable) {
+  REALDATA_OR_SKIP(mlp, "kineto/param_linear_fp32.json.gz");
+  REALDATA_OR_SKIP(resnet, "kineto/param_resnet.json.gz");
+  auto j = compare_json(shell_quote(mlp) + " " + shell_quote(resnet), 0);
+  EXPECT_EQ(j["verdict"], "inconclusive");
+  ASSERT_EQ(j["incomparable"].size(), 1u);
+  EXPECT_NE(j["incomparable"][0].get<std::string>().find("different workloads"), std::string::npos);
+}
+
 TEST(CompareCli, MarkdownPutsTheVerdictFirstAndCollapsesDetails) {
   auto r = run_proflint("compare --format markdown " + fx("base.json.gz") + " " + fx("h100.json.gz"));
   EXPECT_EQ(r.exit_code, 0) << r.err;

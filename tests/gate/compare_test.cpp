@@ -118,6 +118,36 @@ TEST(GateCompare, BatchAndIterationCountMismatches) {
   EXPECT_NE(r.incomparable[1].find("different batch sizes: 32 on the baseline, 64"), std::string::npos);
 }
 
+TEST(GateCompare, UnrecordedGpuModelMatchesAnyModelButNotAnotherCount) {
+  GateConfig config;
+  Side named = side(steps(100, 20)), unnamed = side(steps(100, 20), {}, "1 x GPU (model not recorded)");
+  named.fingerprint.gpu_counts = {1};
+  unnamed.fingerprint.gpu_counts = {1};
+  auto same = compare_sides(unnamed, named, {}, {}, config, false);
+  EXPECT_TRUE(same.incomparable.empty());
+  Side two = side(steps(100, 20), {}, "2 x GPU (model not recorded)");
+  two.fingerprint.gpu_counts = {2};
+  auto other = compare_sides(two, named, {}, {}, config, false);
+  ASSERT_EQ(other.incomparable.size(), 1u);
+  EXPECT_NE(other.incomparable[0].find("different numbers of GPUs"), std::string::npos);
+}
+
+TEST(GateCompare, AnotherWorkloadIsNotComparable) {
+  GateConfig config;
+  // Same op types, shifted proportions (AMP-like): overlap 0.6 + 0.3 = 0.9, comparable.
+  auto shifted = compare_sides(
+      side(steps(100, 20), {scalar("op_type.conv", 70), scalar("op_type.mm", 30)}),
+      side(steps(100, 20), {scalar("op_type.conv", 30), scalar("op_type.mm", 20), scalar("op_type.copy", 5)}), {}, {},
+      config, false);
+  EXPECT_TRUE(shifted.incomparable.empty());
+  // Another model: overlap 0.1.
+  auto other = compare_sides(side(steps(100, 20), {scalar("op_type.conv", 90), scalar("op_type.mm", 10)}),
+                             side(steps(100, 20), {scalar("op_type.embedding", 90), scalar("op_type.mm", 10)}), {}, {},
+                             config, false);
+  ASSERT_EQ(other.incomparable.size(), 1u);
+  EXPECT_NE(other.incomparable[0].find("different workloads: only 10%"), std::string::npos) << other.incomparable[0];
+}
+
 TEST(GateCompare, ComponentMetricsNeedTheNoiseFloor) {
   GateConfig config;  // noise floor 5% of the 100 ns step = 5 ns
   auto r = compare_sides(side(steps(100, 20), {scalar("breakdown.cpu", 10), scalar("breakdown.dataloader", 20)}),
