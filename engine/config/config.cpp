@@ -95,22 +95,14 @@ GateConfig parse_gate(const toml::node& node, const std::string& source) {
   if (!table) throw Error(fmt::format("{}: 'gate' must be a table", where(source, node.source())));
   GateConfig g;
   g.where = where(source, node.source());
-  static const std::vector<std::string> known = {"alpha",
-                                                 "bootstrap_resamples",
-                                                 "budgets",
-                                                 "fail_on_new_findings",
-                                                 "informational",
-                                                 "max_iteration_count_ratio",
-                                                 "max_regression",
-                                                 "metrics",
-                                                 "min_iterations",
-                                                 "min_workload_overlap",
-                                                 "noise_floor",
-                                                 "seed",
-                                                 "skip_metrics",
-                                                 "top",
-                                                 "warmup",
-                                                 "warmup_tolerance"};
+  static const std::vector<std::string> known = {"alpha",          "bootstrap_resamples",
+                                                 "budgets",        "fail_on_new_findings",
+                                                 "informational",  "max_iteration_count_ratio",
+                                                 "max_regression", "metrics",
+                                                 "min_iterations", "min_workload_overlap",
+                                                 "noise_floor",    "seed",
+                                                 "skip_metrics",   "top",
+                                                 "warmup",         "warmup_tolerance"};
   for (const auto& [key, value] : *table) {
     std::string k(key.str());
     std::string at = where(source, value.source());
@@ -165,6 +157,9 @@ GateConfig parse_gate(const toml::node& node, const std::string& source) {
     } else if (k == "budgets") {
       const auto* bt = value.as_table();
       if (!bt) throw Error(fmt::format("{}: 'gate.budgets' must be a table of metric = budget", at));
+      // toml++ keeps a table's keys sorted; "the last matching entry wins" must mean the last in
+      // the file, so the entries are put back in source order.
+      std::vector<std::pair<std::pair<uint32_t, uint32_t>, std::pair<std::string, GateBudget>>> ordered;
       for (const auto& [metric, budget] : *bt) {
         std::string bat = where(source, budget.source());
         std::string text;
@@ -176,8 +171,11 @@ GateConfig parse_gate(const toml::node& node, const std::string& source) {
           text = fmt::format("{}", budget.as_floating_point()->get());
         else
           throw Error(fmt::format("{}: 'gate.budgets.{}' must be a budget such as \"5%\"", bat, metric.str()));
-        g.budgets.emplace_back(std::string(metric.str()), parse_gate_budget(text, bat));
+        ordered.push_back({{metric.source().begin.line, metric.source().begin.column},
+                           {std::string(metric.str()), parse_gate_budget(text, bat)}});
       }
+      std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (auto& entry : ordered) g.budgets.push_back(std::move(entry.second));
     } else if (k == "fail_on_new_findings") {
       if (value.is_string()) {
         std::string sev = value.as_string()->get();

@@ -1,13 +1,16 @@
 // tests/unit/config_test.cpp — proflint.toml parsing: values, and errors naming file:line:column.
+#include "engine/config/config.hpp"
+
 #include <gtest/gtest.h>
 
 #include "engine/common/error.hpp"
-#include "engine/config/config.hpp"
 
 using namespace proflint;
 
 TEST(Config, ReadsTensorCorePatternsAndKeyNode) {
-  auto c = parse_config("[tensor_cores]\nuses = [\"my_hmma_kernel\"]\nnot = [\"my_fp32\"]\n[iterations]\nkey_node = \"train_step\"\n", "p.toml");
+  auto c = parse_config(
+      "[tensor_cores]\nuses = [\"my_hmma_kernel\"]\nnot = [\"my_fp32\"]\n[iterations]\nkey_node = \"train_step\"\n",
+      "p.toml");
   ASSERT_EQ(c.tensor_core_patterns.size(), 2u);
   EXPECT_EQ(c.tensor_core_patterns[0].substring, "my_fp32");
   EXPECT_FALSE(c.tensor_core_patterns[0].uses_tensor_cores);
@@ -48,4 +51,31 @@ TEST(Config, DumpRoundTrips) {
   auto again = parse_config(dump_config(c), "dump");
   ASSERT_EQ(again.tensor_core_patterns.size(), 1u);
   EXPECT_EQ(again.tensor_core_patterns[0].substring, "a\"b");
+}
+
+TEST(Config, GateTableParsesAndRoundTrips) {
+  Config c = parse_config(
+      "[gate]\nalpha = 0.01\nmin_iterations = 10\nwarmup = 2\nfail_on_new_findings = [\"amp-not-used\"]\n"
+      "skip_metrics = [\"wall_time\"]\nmax_regression = \"3%\"\n[gate.budgets]\niteration_time = \"2%\"\n"
+      "\"breakdown.*\" = \"2 ms\"\ngpu_utilization = \"3 pp\"\npeak_memory = \"512 MiB\"\n",
+      "g.toml");
+  EXPECT_DOUBLE_EQ(c.gate.alpha, 0.01);
+  EXPECT_EQ(c.gate.min_iterations, 10);
+  EXPECT_EQ(c.gate.warmup, "2");
+  ASSERT_EQ(c.gate.budgets.size(), 4u);
+  EXPECT_EQ(c.gate.budgets[1].first, "breakdown.*");
+  EXPECT_EQ(c.gate.budgets[1].second.kind, GateBudget::Kind::time_ns);
+  EXPECT_DOUBLE_EQ(c.gate.budgets[1].second.amount, 2e6);
+  EXPECT_EQ(c.gate.budgets[1].second.where, "g.toml:10:17");
+  EXPECT_DOUBLE_EQ(c.gate.budgets[3].second.amount, 512.0 * 1024 * 1024);
+  ASSERT_TRUE(c.gate.max_regression);
+  EXPECT_EQ(c.gate.max_regression->text, "3%");
+  Config again = parse_config(dump_config(c), "dump.toml");
+  EXPECT_EQ(dump_config(again).substr(dump_config(again).find("[gate]")),
+            dump_config(c).substr(dump_config(c).find("[gate]")));
+  Config severity = parse_config("[gate]\nfail_on_new_findings = \"high\"\n", "s.toml");
+  EXPECT_EQ(severity.gate.fail_on_new_severity, "high");
+  EXPECT_THROW(parse_config("[gate]\nfail_on_new_findings = \"info\"\n", "s.toml"), Error);
+  EXPECT_THROW(parse_config("[gate]\nmin_iterations = 1\n", "s.toml"), Error);
+  EXPECT_THROW(parse_config("[gate]\nwarmup = \"sometimes\"\n", "s.toml"), Error);
 }
