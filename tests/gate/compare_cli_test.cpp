@@ -162,6 +162,20 @@ TEST(CompareCli, ResNet50MoreDataLoaderWorkersIsAnImprovement) {
   EXPECT_EQ(metric(j, "iteration_time")["statistics"]["candidate_n"], 5);
 }
 
+TEST(CompareCli, IterationRangeAppliesToBothSidesAndTurnsWarmupDetectionOff) {
+  REALDATA_OR_SKIP(w0, "kineto/tb_resnet50_v100_workers0.pt.trace.json.gz");
+  REALDATA_OR_SKIP(w4, "kineto/tb_resnet50_v100_workers4.pt.trace.json.gz");
+  auto j = compare_json("--iter-start 1 --iter-stop 5 " + shell_quote(w0) + " " + shell_quote(w4), 0);
+  const auto& it = metric(j, "iteration_time");
+  EXPECT_EQ(it["statistics"]["baseline_n"], 5);
+  EXPECT_EQ(it["statistics"]["candidate_n"], 5);
+  EXPECT_NEAR(it["statistics"]["p_value"].get<double>(), 2.0 / 252, 1e-12);  // complete separation, 5 vs 5
+  EXPECT_TRUE(j["notes"].empty()) << j["notes"].dump();
+  auto none = run_proflint("compare --iter-start 9 " + shell_quote(w0) + " " + shell_quote(w4));
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("select none of its 6 iterations"), std::string::npos) << none.err;
+}
+
 TEST(CompareCli, ResNet50FewerDataLoaderWorkersIsARegression) {
   REALDATA_OR_SKIP(w0, "kineto/tb_resnet50_v100_workers0.pt.trace.json.gz");
   REALDATA_OR_SKIP(w4, "kineto/tb_resnet50_v100_workers4.pt.trace.json.gz");
