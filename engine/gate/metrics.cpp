@@ -180,12 +180,13 @@ void read_trace(SQLite::Database& db, const TraceSummary& s, const ExtractOption
     put(t, "tc_eligible_not_tc_time", "", Unit::ns, lower, per_iter,
         static_cast<double>(q.getColumn(0).getInt64()) / divisor);
   }
+  // GPU time per op type and per kernel name: grouped on ids first, names joined per group (not
+  // per kernel row), one metric per name.
   {
     SQLite::Statement q(db,
-                        "SELECT COALESCE(o.op_type, s.value), sum(k.dur_ns) FROM _kernel k "
-                        "JOIN _op o ON o.id = k.op_id JOIN string s ON s.id = o.name_id "
-                        "WHERE k.trace_id = ?" +
-                            kept + " GROUP BY 1");
+                        "SELECT COALESCE(g.op_type, s.value), sum(g.ns) FROM (SELECT o.op_type, o.name_id, "
+                        "sum(k.dur_ns) AS ns FROM _kernel k JOIN _op o ON o.id = k.op_id WHERE k.trace_id = ?" +
+                            kept + " GROUP BY o.op_type, o.name_id) g JOIN string s ON s.id = g.name_id GROUP BY 1");
     q.bind(1, s.trace_id);
     bind_kept(q, 2);
     while (q.executeStep())
@@ -194,9 +195,9 @@ void read_trace(SQLite::Database& db, const TraceSummary& s, const ExtractOption
   }
   {
     SQLite::Statement q(db,
-                        "SELECT s.value, sum(k.dur_ns) FROM _kernel k JOIN string s ON s.id = k.name_id "
+                        "SELECT s.value, g.ns FROM (SELECT k.name_id, sum(k.dur_ns) AS ns FROM _kernel k "
                         "WHERE k.trace_id = ?" +
-                            kept + " GROUP BY k.name_id");
+                            kept + " GROUP BY k.name_id) g JOIN string s ON s.id = g.name_id");
     q.bind(1, s.trace_id);
     bind_kept(q, 2);
     while (q.executeStep())
