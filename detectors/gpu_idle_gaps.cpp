@@ -21,10 +21,10 @@ namespace {
 
 struct Gap {
   int64_t start = 0, end = 0;
-  int64_t dataloader = 0;         // part covered by DataLoader fetches (dataloader-stall's)
+  int64_t dataloader = 0;  // part covered by DataLoader fetches (dataloader-stall's)
   std::optional<int64_t> iteration;
-  std::string host;               // what the host was doing
-  std::string cause;              // a short classification of `host`
+  std::string host;   // what the host was doing
+  std::string cause;  // a short classification of `host`
   int64_t length() const { return end - start; }
   int64_t counted() const { return length() - dataloader; }
 };
@@ -45,9 +45,11 @@ std::string cause_of(const std::string& api, const std::string& range) {
   for (auto& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (has(r, "save") || has(r, "checkpoint") || has(r, "serializ")) return "checkpoint saving";
   if (has(r, "optimizer")) return "optimizer running on the host";
-  if (has(r, "nccl") || has(r, "gloo") || has(r, "all_reduce") || has(r, "barrier") || has(r, "mpi_")) return "communication / collective wait";
+  if (has(r, "nccl") || has(r, "gloo") || has(r, "all_reduce") || has(r, "barrier") || has(r, "mpi_"))
+    return "communication / collective wait";
   if (has(r, "eval") || has(r, "valid")) return "evaluation / validation loop";
-  if (range.empty() && api.empty()) return "no profiled host activity (Python outside profiled ops, sleep, I/O or another process)";
+  if (range.empty() && api.empty())
+    return "no profiled host activity (Python outside profiled ops, sleep, I/O or another process)";
   return "host work before the next launch";
 }
 
@@ -70,19 +72,22 @@ class GpuIdleGaps final : public Detector {
     if (!summary || summary->wall_ns <= 0) return;
     auto windows = iteration_windows(facts, trace_id);
     int64_t median_iter = summary->iterations.median_ns;
-    int64_t relative_threshold = windows.size() >= 2 && median_iter > 0
-                                     ? std::max(min_relative_gap_ns_, static_cast<int64_t>(iteration_share_ * static_cast<double>(median_iter)))
-                                     : INT64_MAX;
+    int64_t relative_threshold =
+        windows.size() >= 2 && median_iter > 0
+            ? std::max(min_relative_gap_ns_, static_cast<int64_t>(iteration_share_ * static_cast<double>(median_iter)))
+            : INT64_MAX;
     Interval iter_span = windows.empty() ? Interval{} : Interval{windows.front().start, windows.back().end};
 
     // GPU busy per device: kernels, copies and memsets all count (a copy engine at work is not idle).
-    SQLite::Statement q(facts.db(),
+    SQLite::Statement q(
+        facts.db(),
         "SELECT coalesce(device_id, 0), start_ns, start_ns + dur_ns FROM _kernel WHERE trace_id = ?1 UNION ALL "
         "SELECT coalesce(device_id, 0), start_ns, start_ns + dur_ns FROM _memcpy WHERE trace_id = ?1 UNION ALL "
         "SELECT coalesce(device_id, 0), start_ns, start_ns + dur_ns FROM _memset WHERE trace_id = ?1");
     q.bind(1, trace_id);
     std::map<int64_t, std::vector<Interval>> busy;
-    while (q.executeStep()) busy[q.getColumn(0).getInt64()].push_back({q.getColumn(1).getInt64(), q.getColumn(2).getInt64()});
+    while (q.executeStep())
+      busy[q.getColumn(0).getInt64()].push_back({q.getColumn(1).getInt64(), q.getColumn(2).getInt64()});
     auto dataloader = dataloader_union(facts, trace_id);
 
     for (auto& [device, list] : busy) {
@@ -101,8 +106,8 @@ class GpuIdleGaps final : public Detector {
         // The step whose work waited: the one the gap ends in. Windows are disjoint and sorted
         // (each starts at or after the previous end), so only the last one starting before
         // g.end can hold it.
-        auto after = std::partition_point(windows.begin(), windows.end(),
-                                          [&](const Interval& w) { return w.start < g.end; });
+        auto after =
+            std::partition_point(windows.begin(), windows.end(), [&](const Interval& w) { return w.start < g.end; });
         if (after != windows.begin() && g.end <= std::prev(after)->end)
           g.iteration = static_cast<int64_t>(std::prev(after) - windows.begin());
         gaps.push_back(g);
@@ -120,18 +125,22 @@ class GpuIdleGaps final : public Detector {
       }
       int64_t counted = 0;
       for (const auto& g : kept) counted += g.counted();
-      if (kept.empty() || static_cast<double>(counted) < min_total_share_ * static_cast<double>(summary->wall_ns)) continue;
-      std::sort(kept.begin(), kept.end(), [](const Gap& a, const Gap& b) { return a.length() > b.length() || (a.length() == b.length() && a.start < b.start); });
-      std::string api_filter = driving_pids_filter(facts, trace_id, device);
-      for (size_t i = 0; i < kept.size() && static_cast<int64_t>(i) < top_; ++i)
-        describe_host(facts, trace_id, api_filter, kept[i]);
+      if (kept.empty() || static_cast<double>(counted) < min_total_share_ * static_cast<double>(summary->wall_ns))
+        continue;
+      std::sort(kept.begin(), kept.end(), [](const Gap& a, const Gap& b) {
+        return a.length() > b.length() || (a.length() == b.length() && a.start < b.start);
+      });
+      std::vector<Gap*> described;
+      for (size_t i = 0; i < kept.size() && static_cast<int64_t>(i) < top_; ++i) described.push_back(&kept[i]);
+      describe_hosts(facts, trace_id, driving_pids(facts, trace_id, device), described);
       report(trace_id, *summary, device, u, kept, counted, all_idle, dl_gaps, dl_time, relative_threshold, sink);
     }
   }
 
  private:
   static std::vector<Interval> iteration_windows(const Facts& facts, int64_t trace_id) {
-    SQLite::Statement q(facts.db(),
+    SQLite::Statement q(
+        facts.db(),
         "SELECT start_ns, end_ns, coalesce(gpu_end_ns, end_ns) FROM iteration WHERE trace_id = ? ORDER BY iteration");
     q.bind(1, trace_id);
     std::vector<Interval> out;
@@ -146,89 +155,194 @@ class GpuIdleGaps final : public Detector {
   }
 
   static std::vector<Interval> dataloader_union(const Facts& facts, int64_t trace_id) {
-    SQLite::Statement q(facts.db(),
+    SQLite::Statement q(
+        facts.db(),
         // instr(value, 'Data') first: every pattern contains it, and one failed search per string
         // (nsys stores can hold ~10^6 distinct range names) is cheaper than three.
         "SELECT start_ns, start_ns + dur_ns FROM _range WHERE +trace_id = ? AND kind != 'gpu_user_annotation' AND "
-        "name_id IN (SELECT id FROM string WHERE instr(value, 'Data') > 0 AND (instr(value, 'enumerate(DataLoader)') > 0 OR "
-        "instr(value, 'enumerate(DataPipe)') > 0 OR (instr(value, 'DataLoader') > 0 AND instr(value, '__next__') > 0)))");
+        "name_id IN (SELECT id FROM string WHERE instr(value, 'Data') > 0 AND (instr(value, 'enumerate(DataLoader)') > "
+        "0 OR "
+        "instr(value, 'enumerate(DataPipe)') > 0 OR (instr(value, 'DataLoader') > 0 AND instr(value, '__next__') > "
+        "0)))");
     q.bind(1, trace_id);
     std::vector<Interval> out;
     while (q.executeStep()) out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64()});
     return union_intervals(std::move(out));
   }
 
-  // The processes driving the device (those whose API calls launched its kernels), as an SQL
-  // condition on api_call a; empty when no kernel is linked to its API call (all processes count).
-  // Computed once per device rather than as a subquery re-run for every gap.
-  static std::string driving_pids_filter(const Facts& facts, int64_t trace_id, int64_t device) {
+  // The processes driving the device (those whose API calls launched its kernels); nullopt when no
+  // kernel is linked to its API call (all processes count). Computed once per device.
+  static std::optional<std::set<int64_t>> driving_pids(const Facts& facts, int64_t trace_id, int64_t device) {
     {
-      SQLite::Statement linked(facts.db(),
-                               "SELECT EXISTS (SELECT 1 FROM _kernel k WHERE k.trace_id = ? AND k.api_call_id IS NOT NULL)");
+      SQLite::Statement linked(
+          facts.db(), "SELECT EXISTS (SELECT 1 FROM _kernel k WHERE k.trace_id = ? AND k.api_call_id IS NOT NULL)");
       linked.bind(1, trace_id);
-      if (!linked.executeStep() || linked.getColumn(0).getInt64() == 0) return "";
+      if (!linked.executeStep() || linked.getColumn(0).getInt64() == 0) return std::nullopt;
     }
     SQLite::Statement q(facts.db(),
                         "SELECT DISTINCT b.pid FROM _api_call b JOIN _kernel k ON k.api_call_id = b.id "
                         "WHERE k.trace_id = ? AND coalesce(k.device_id, 0) = ? AND b.pid IS NOT NULL");
     q.bind(1, trace_id);
     q.bind(2, device);
-    std::string pids;
-    while (q.executeStep()) pids += fmt::format("{}{}", pids.empty() ? "" : ", ", q.getColumn(0).getInt64());
-    // +a.pid: the list must not change how api_call is scanned (ties on the overlap keep the scan order).
-    return "AND (a.pid IS NULL OR +a.pid IN (" + pids + ")) ";
+    std::set<int64_t> pids;
+    while (q.executeStep()) pids.insert(q.getColumn(0).getInt64());
+    return pids;
   }
 
-  // The API call and the host ranges that cover most of the gap, on the processes driving the device.
-  void describe_host(const Facts& facts, int64_t trace_id, const std::string& api_filter, Gap& g) const {
-    const double len = static_cast<double>(g.length());
+  // Where a row stands in the order the host activity was first reported in: SQLite read api_call
+  // and range through api_by_thread / range_by_thread (trace_id, pid, tid, start_ns, then row id;
+  // NULL first) and its ORDER BY ... LIMIT kept the first row read among equal sort keys. The sweep
+  // below reads rows in any order and breaks ties on this key, so the same row wins.
+  struct ScanKey {
+    std::optional<int64_t> pid, tid;
+    int64_t start_ns = 0, id = 0;
+    auto operator<=>(const ScanKey&) const = default;
+  };
+  static std::optional<int64_t> nullable(const SQLite::Column& c) {
+    return c.isNull() ? std::nullopt : std::optional<int64_t>(c.getInt64());
+  }
+
+  // For every described gap, the API call and the host ranges that cover most of it, on the
+  // processes driving the device: one sweep over api_call and one over range for all the gaps
+  // (a query per gap scanned both tables once per gap).
+  void describe_hosts(const Facts& facts, int64_t trace_id, const std::optional<std::set<int64_t>>& pids,
+                      const std::vector<Gap*>& gaps) const {
+    if (gaps.empty()) return;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (const Gap* g : gaps) {
+      lo = std::min(lo, g->start);
+      hi = std::max(hi, g->end);
+    }
+    // Names are read (and a row without one dropped, as the views' join does) only for rows that
+    // could win, once per name id.
+    std::map<int64_t, std::optional<std::string>> names;
+    SQLite::Statement name_q(facts.db(), "SELECT value, value NOT LIKE 'ProfilerStep#%' FROM string WHERE id = ?");
+    std::map<int64_t, bool> not_step;
+    auto name_of = [&](int64_t name_id) -> const std::optional<std::string>& {
+      auto it = names.find(name_id);
+      if (it != names.end()) return it->second;
+      name_q.reset();
+      name_q.bind(1, name_id);
+      std::optional<std::string> v;
+      bool ns = false;
+      if (name_q.executeStep()) {
+        v = name_q.getColumn(0).getString();
+        ns = name_q.getColumn(1).getInt64() != 0;
+      }
+      not_step[name_id] = ns;
+      return names.emplace(name_id, std::move(v)).first->second;
+    };
+
+    // API call: the largest overlap, first in scan order among equal overlaps.
+    struct ApiBest {
+      bool found = false;
+      int64_t ov = 0, name_id = 0;
+      ScanKey key;
+    };
+    std::vector<ApiBest> api_best(gaps.size());
     SQLite::Statement api(facts.db(),
-        "SELECT a.name, min(a.end_ns, ?3) - max(a.start_ns, ?2) AS ov FROM api_call a WHERE a.trace_id = ?1 "
-        "AND a.start_ns < ?3 AND a.end_ns > ?2 " + api_filter + "ORDER BY ov DESC LIMIT 1");
+                          "SELECT a.pid, a.tid, a.start_ns, a.id, a.start_ns + a.dur_ns, a.name_id FROM _api_call a "
+                          "WHERE a.trace_id = ?1 AND a.start_ns < ?3 AND a.start_ns + a.dur_ns > ?2");
     api.bind(1, trace_id);
-    api.bind(2, g.start);
-    api.bind(3, g.end);
-    std::string api_text, api_name;
-    if (api.executeStep() && static_cast<double>(api.getColumn(1).getInt64()) >= 0.1 * len) {
-      api_name = api.getColumn(0).getString();
-      api_text = fmt::format("{} ({} of the gap)", api_name, format_percent(static_cast<double>(api.getColumn(1).getInt64()) / len));
+    api.bind(2, lo);
+    api.bind(3, hi);
+    while (api.executeStep()) {
+      std::optional<int64_t> pid = nullable(api.getColumn(0));
+      if (pid && pids && !pids->count(*pid)) continue;
+      int64_t start = api.getColumn(2).getInt64(), end = api.getColumn(4).getInt64();
+      for (size_t i = 0; i < gaps.size(); ++i) {
+        const Gap& g = *gaps[i];
+        if (!(start < g.end && end > g.start)) continue;
+        int64_t ov = std::min(end, g.end) - std::max(start, g.start);
+        ApiBest& b = api_best[i];
+        if (b.found && ov < b.ov) continue;
+        ScanKey key{pid, nullable(api.getColumn(1)), start, api.getColumn(3).getInt64()};
+        if (b.found && ov == b.ov && !(key < b.key)) continue;
+        int64_t name_id = api.getColumn(5).getInt64();
+        if (!name_of(name_id)) continue;
+        b = {true, ov, name_id, key};
+      }
     }
-    // Ranges covering at least 10% of the gap, iteration markers excluded: the outermost one with
-    // the most overlap and the innermost one that still covers half of what that one covers.
-    SQLite::Statement r(facts.db(),
-        "SELECT name, coalesce(depth, 0), min(end_ns, ?3) - max(start_ns, ?2) AS ov FROM range WHERE trace_id = ?1 "
-        "AND start_ns < ?3 AND end_ns > ?2 AND kind IN ('cpu_op', 'user_annotation', 'nvtx') AND name NOT LIKE 'ProfilerStep#%' "
-        "ORDER BY ov DESC, depth LIMIT 200");
+
+    // Ranges covering at least 10% of the gap, iteration markers excluded.
+    struct RangeRow {
+      int64_t ov;
+      std::optional<int64_t> depth;
+      ScanKey key;
+      int64_t name_id;
+    };
+    std::vector<std::vector<RangeRow>> ranges(gaps.size());
+    SQLite::Statement r(
+        facts.db(),
+        "SELECT r.pid, r.tid, r.start_ns, r.id, r.start_ns + r.dur_ns, r.depth, r.name_id FROM _range r "
+        "WHERE r.trace_id = ?1 AND r.start_ns < ?3 AND r.start_ns + r.dur_ns > ?2 "
+        "AND r.kind IN ('cpu_op', 'user_annotation', 'nvtx')");
     r.bind(1, trace_id);
-    r.bind(2, g.start);
-    r.bind(3, g.end);
-    std::string outer, inner;
-    int64_t outer_ov = 0, inner_depth = -1;
+    r.bind(2, lo);
+    r.bind(3, hi);
     while (r.executeStep()) {
-      int64_t ov = r.getColumn(2).getInt64();
-      if (static_cast<double>(ov) < 0.1 * len) break;
-      int64_t depth = r.getColumn(1).getInt64();
-      if (outer.empty()) {
-        outer = r.getColumn(0).getString();
-        outer_ov = ov;
-        inner_depth = depth;
-        continue;
-      }
-      if (2 * ov >= outer_ov && depth > inner_depth) {
-        inner = r.getColumn(0).getString();
-        inner_depth = depth;
+      int64_t start = r.getColumn(2).getInt64(), end = r.getColumn(4).getInt64();
+      for (size_t i = 0; i < gaps.size(); ++i) {
+        const Gap& g = *gaps[i];
+        if (!(start < g.end && end > g.start)) continue;
+        int64_t ov = std::min(end, g.end) - std::max(start, g.start);
+        if (static_cast<double>(ov) < 0.1 * static_cast<double>(g.length())) continue;
+        int64_t name_id = r.getColumn(6).getInt64();
+        if (!name_of(name_id) || !not_step[name_id]) continue;
+        ranges[i].push_back(
+            {ov, nullable(r.getColumn(5)),
+             ScanKey{nullable(r.getColumn(0)), nullable(r.getColumn(1)), start, r.getColumn(3).getInt64()}, name_id});
       }
     }
-    std::string range_text;
-    if (!outer.empty())
-      range_text = fmt::format("{}{} ({} of the gap)", outer, inner.empty() ? "" : " › " + inner,
-                               format_percent(static_cast<double>(outer_ov) / len));
-    if (!range_text.empty() && !api_text.empty()) g.host = range_text + "; " + api_text;
-    else if (!range_text.empty()) g.host = range_text;
-    else if (!api_text.empty()) g.host = api_text;
-    else g.host = "nothing recorded";
-    g.cause = cause_of(api_name, outer + " " + inner);
-    if (outer.empty() && api_name.empty()) g.cause = cause_of("", "");
+
+    for (size_t i = 0; i < gaps.size(); ++i) {
+      Gap& g = *gaps[i];
+      const double len = static_cast<double>(g.length());
+      std::string api_text, api_name;
+      if (api_best[i].found && static_cast<double>(api_best[i].ov) >= 0.1 * len) {
+        api_name = *name_of(api_best[i].name_id);
+        api_text =
+            fmt::format("{} ({} of the gap)", api_name, format_percent(static_cast<double>(api_best[i].ov) / len));
+      }
+      // The outermost range with the most overlap and the innermost one that still covers half of
+      // what that one covers, among the first 200 by (overlap desc, depth).
+      auto& rows = ranges[i];
+      std::sort(rows.begin(), rows.end(), [](const RangeRow& a, const RangeRow& b) {
+        if (a.ov != b.ov) return a.ov > b.ov;
+        if (a.depth != b.depth) return a.depth < b.depth;
+        return a.key < b.key;
+      });
+      if (rows.size() > 200) rows.resize(200);
+      std::string outer, inner;
+      int64_t outer_ov = 0, inner_depth = -1;
+      for (const auto& row : rows) {
+        int64_t depth = row.depth.value_or(0);
+        if (outer.empty()) {
+          outer = *name_of(row.name_id);
+          outer_ov = row.ov;
+          inner_depth = depth;
+          continue;
+        }
+        if (2 * row.ov >= outer_ov && depth > inner_depth) {
+          inner = *name_of(row.name_id);
+          inner_depth = depth;
+        }
+      }
+      std::string range_text;
+      if (!outer.empty())
+        range_text = fmt::format("{}{} ({} of the gap)", outer, inner.empty() ? "" : " › " + inner,
+                                 format_percent(static_cast<double>(outer_ov) / len));
+      if (!range_text.empty() && !api_text.empty())
+        g.host = range_text + "; " + api_text;
+      else if (!range_text.empty())
+        g.host = range_text;
+      else if (!api_text.empty())
+        g.host = api_text;
+      else
+        g.host = "nothing recorded";
+      g.cause = cause_of(api_name, outer + " " + inner);
+      if (outer.empty() && api_name.empty()) g.cause = cause_of("", "");
+    }
   }
 
   void report(int64_t trace_id, const TraceSummary& summary, int64_t device, const std::vector<Interval>& busy,
@@ -236,31 +350,34 @@ class GpuIdleGaps final : public Detector {
               int64_t relative_threshold, FindingSink& sink) const {
     const double wall = static_cast<double>(summary.wall_ns);
     int64_t span = busy.back().end - busy.front().start;
-    std::string threshold = relative_threshold == INT64_MAX
-                                ? fmt::format("≥ {}", format_ns(min_gap_ns_))
-                                : fmt::format("≥ {} (or ≥ {} inside the steps: {} of the median step)", format_ns(min_gap_ns_),
-                                              format_ns(relative_threshold), format_percent(iteration_share_));
+    std::string threshold =
+        relative_threshold == INT64_MAX
+            ? fmt::format("≥ {}", format_ns(min_gap_ns_))
+            : fmt::format("≥ {} (or ≥ {} inside the steps: {} of the median step)", format_ns(min_gap_ns_),
+                          format_ns(relative_threshold), format_percent(iteration_share_));
     std::string largest;
     for (size_t i = 0; i < kept.size() && static_cast<int64_t>(i) < std::min<int64_t>(top_, 3); ++i)
       largest += fmt::format("{}{}{} — host: {} [{}]", i ? "; " : "", format_ns(kept[i].length()),
-                             kept[i].iteration ? fmt::format(" in iteration {}", *kept[i].iteration) : std::string(), kept[i].host,
-                             kept[i].cause);
+                             kept[i].iteration ? fmt::format(" in iteration {}", *kept[i].iteration) : std::string(),
+                             kept[i].host, kept[i].cause);
     Finding f;
     f.id = std::string(id());
     f.title = std::string(title());
     f.problem = fmt::format(
-        "GPU {} ran nothing for {} in {} gaps {} between its first and last work ({} of wall time; it was busy {} of its "
+        "GPU {} ran nothing for {} in {} gaps {} between its first and last work ({} of wall time; it was busy {} of "
+        "its "
         "{} active span). Largest: {}.",
         device, format_ns(counted), kept.size(), threshold, format_percent(static_cast<double>(counted) / wall),
-        format_percent(1.0 - static_cast<double>(all_idle) / static_cast<double>(std::max<int64_t>(1, span))), format_ns(span),
-        largest);
+        format_percent(1.0 - static_cast<double>(all_idle) / static_cast<double>(std::max<int64_t>(1, span))),
+        format_ns(span), largest);
     if (dl_gaps > 0)
-      f.problem += fmt::format(" Not counted: {} gaps ({}) spent in DataLoader fetches, reported by dataloader-stall.", dl_gaps,
-                               format_ns(dl_time));
+      f.problem += fmt::format(" Not counted: {} gaps ({}) spent in DataLoader fetches, reported by dataloader-stall.",
+                               dl_gaps, format_ns(dl_time));
     std::set<std::string> causes;
     for (size_t i = 0; i < kept.size() && static_cast<int64_t>(i) < top_; ++i) causes.insert(kept[i].cause);
     std::string rec =
-        "Keep the GPU fed across these gaps. Find the host code that runs in them (the evidence names the op/annotation "
+        "Keep the GPU fed across these gaps. Find the host code that runs in them (the evidence names the "
+        "op/annotation "
         "and API call; torch.profiler with with_stack=True, or nsys with CPU sampling, shows the Python lines). Then: "
         "move per-step host work off the critical path (a background thread or process for logging, metrics and "
         "checkpoints: torch.distributed.checkpoint.async_save or saving from a copy every N steps), remove "
@@ -270,7 +387,8 @@ class GpuIdleGaps final : public Detector {
     f.recommendation = rec;
     f.estimated_savings_ns = static_cast<int64_t>(recoverable_fraction_ * static_cast<double>(counted));
     f.savings_method = fmt::format(
-        "idle time of the gaps above the threshold (DataLoader waits excluded) x {:.2f} (recoverable_fraction: the part "
+        "idle time of the gaps above the threshold (DataLoader waits excluded) x {:.2f} (recoverable_fraction: the "
+        "part "
         "assumed avoidable by overlapping or removing the host work that spans them)",
         recoverable_fraction_);
     f.confidence = 0.4;
@@ -292,7 +410,9 @@ class GpuIdleGaps final : public Detector {
       top.push_back(j);
     }
     f.evidence["largest_gaps"] = top;
-    if (dl_gaps > 0) f.evidence["dataloader_gaps"] = fmt::format("{} gaps, {} (reported by dataloader-stall)", dl_gaps, format_ns(dl_time));
+    if (dl_gaps > 0)
+      f.evidence["dataloader_gaps"] =
+          fmt::format("{} gaps, {} (reported by dataloader-stall)", dl_gaps, format_ns(dl_time));
     f.scope.trace_id = trace_id;
     f.scope.device_id = device;
     int64_t first = INT64_MAX, last = -1;
@@ -319,14 +439,15 @@ class GpuIdleGaps final : public Detector {
 }  // namespace
 
 DetectorInfo gpu_idle_gaps_info() {
-  return {"gpu-idle-gaps",
-          {{"min_gap_ns", 500000000, "a gap at least this long always counts (nsys gpu_gaps default: 500 ms)"},
-           {"iteration_share", 0.25, "inside the iterations, a gap of at least this share of the median iteration counts"},
-           {"min_relative_gap_ns", 10000000, "floor of that step-relative threshold (ns)"},
-           {"min_total_share", 0.01, "report when the counted gaps add up to at least this share of wall time"},
-           {"recoverable_fraction", 0.5, "share of the gap time assumed recoverable"},
-           {"top", 5, "how many of the largest gaps to describe"}},
-          [](const OptionValues& o) { return std::make_unique<GpuIdleGaps>(o); }};
+  return {
+      "gpu-idle-gaps",
+      {{"min_gap_ns", 500000000, "a gap at least this long always counts (nsys gpu_gaps default: 500 ms)"},
+       {"iteration_share", 0.25, "inside the iterations, a gap of at least this share of the median iteration counts"},
+       {"min_relative_gap_ns", 10000000, "floor of that step-relative threshold (ns)"},
+       {"min_total_share", 0.01, "report when the counted gaps add up to at least this share of wall time"},
+       {"recoverable_fraction", 0.5, "share of the gap time assumed recoverable"},
+       {"top", 5, "how many of the largest gaps to describe"}},
+      [](const OptionValues& o) { return std::make_unique<GpuIdleGaps>(o); }};
 }
 
 }  // namespace proflint
