@@ -10,6 +10,7 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <tuple>
 
 #include "engine/analysis/detector.hpp"
 #include "engine/report/format.hpp"
@@ -154,27 +155,79 @@ class AmpNotUsed final : public Detector {
           savings < min_savings_ns_)
         continue;
 
+      // One pass over the eligible non-Tensor-Core kernels gives the top ops, the top kernels, the
+      // count, the iteration range and the examples (four queries over the same join before).
+      // Rows are grouped on ids; names are joined once per group. The op and kernel tables below
+      // read through the kernel and op views, whose joins drop rows without a name: so do they.
+      struct Group {
+        int64_t ns = 0, kernels = 0;
+      };
+      // (op name id, input types id or -1, kernel name id)
+      std::map<std::tuple<int64_t, std::optional<int64_t>, int64_t>, Group> groups;
+      int64_t count = 0;
+      std::optional<int64_t> first_iter, last_iter;
+      std::vector<std::pair<int64_t, int64_t>> longest;  // (dur_ns, kernel id), the 3 longest
+      {
+        SQLite::Statement q(db,
+                            "SELECT k.id, k.dur_ns, k.iteration, k.name_id, o.name_id, r.input_types_id "
+                            "FROM _kernel k JOIN _op o ON o.id = k.op_id LEFT JOIN _range r ON r.id = o.range_id "
+                            "WHERE k.trace_id = ? AND k.device_id IS ? AND o.tc_eligible = 1 AND k.is_tensor_core = 0 "
+                            "AND k.category IN ('gemm', 'conv', 'attention')");
+        q.bind(1, trace_id);
+        q.bind(2, dev.device_id);
+        while (q.executeStep()) {
+          int64_t kid = q.getColumn(0).getInt64(), dur = q.getColumn(1).getInt64();
+          ++count;
+          if (!q.isColumnNull(2)) {
+            int64_t it = q.getColumn(2).getInt64();
+            first_iter = first_iter ? std::min(*first_iter, it) : it;
+            last_iter = last_iter ? std::max(*last_iter, it) : it;
+          }
+          std::pair<int64_t, int64_t> ex{dur, kid};
+          auto before = [](const auto& a, const auto& b) {
+            return a.first > b.first || (a.first == b.first && a.second < b.second);
+          };
+          if (longest.size() < 3 || before(ex, longest.back())) {
+            longest.insert(std::upper_bound(longest.begin(), longest.end(), ex, before), ex);
+            if (longest.size() > 3) longest.pop_back();
+          }
+          std::optional<int64_t> types =
+              q.isColumnNull(5) ? std::nullopt : std::optional<int64_t>(q.getColumn(5).getInt64());
+          auto& g = groups[{q.getColumn(4).getInt64(), types, q.getColumn(3).getInt64()}];
+          g.ns += dur;
+          ++g.kernels;
+        }
+      }
+      std::map<int64_t, std::optional<std::string>> names;
+      SQLite::Statement name_q(db, "SELECT value FROM string WHERE id = ?");
+      auto name_of = [&](int64_t id) -> const std::optional<std::string>& {
+        auto it = names.find(id);
+        if (it != names.end()) return it->second;
+        name_q.reset();
+        name_q.bind(1, id);
+        std::optional<std::string> v;
+        if (name_q.executeStep()) v = name_q.getColumn(0).getString();
+        return names.emplace(id, std::move(v)).first->second;
+      };
+
       // Top ops, with the dtypes recorded for them.
       struct OpAgg {
         int64_t ns = 0, kernels = 0;
         std::set<std::string> dtypes;
       };
       std::map<std::string, OpAgg> ops;
-      {
-        SQLite::Statement q(
-            db,
-            "SELECT o.name, o.input_types, sum(k.dur_ns), count(*) FROM kernel k JOIN op o ON o.id = k.op_id "
-            "WHERE k.trace_id = ? AND k.device_id IS ? AND o.tc_eligible = 1 AND k.is_tensor_core = 0 "
-            "AND k.category IN ('gemm', 'conv', 'attention') GROUP BY o.name, o.input_types");
-        q.bind(1, trace_id);
-        q.bind(2, dev.device_id);
-        while (q.executeStep()) {
-          auto& a = ops[q.getColumn(0).getString()];
-          a.ns += q.getColumn(2).getInt64();
-          a.kernels += q.getColumn(3).getInt64();
-          if (!q.isColumnNull(1))
-            if (auto d = first_dtype(q.getColumn(1).getString())) a.dtypes.insert(*d);
-        }
+      std::map<int64_t, Group> by_kernel;
+      for (const auto& [key, g] : groups) {
+        const auto& [op_name, types, kernel_name] = key;
+        if (!name_of(op_name) || !name_of(kernel_name)) continue;
+        auto& a = ops[*name_of(op_name)];
+        a.ns += g.ns;
+        a.kernels += g.kernels;
+        if (types && name_of(*types))
+          if (auto d = first_dtype(*name_of(*types))) a.dtypes.insert(*d);
+        auto& k = by_kernel[kernel_name];
+        k.ns += g.ns;
+        k.kernels += g.kernels;
       }
       std::vector<std::pair<std::string, OpAgg>> op_list(ops.begin(), ops.end());
       std::stable_sort(op_list.begin(), op_list.end(),
@@ -186,42 +239,15 @@ class AmpNotUsed final : public Detector {
         std::string name;
         int64_t ns = 0, count = 0;
       };
+      // By time, then name (ORDER BY 2 DESC, 1), then name id (the GROUP BY's order).
       std::vector<KernelAgg> kernels;
-      {
-        SQLite::Statement q(
-            db,
-            "SELECT k.name, sum(k.dur_ns), count(*) FROM kernel k JOIN op o ON o.id = k.op_id "
-            "WHERE k.trace_id = ? AND k.device_id IS ? AND o.tc_eligible = 1 AND k.is_tensor_core = 0 "
-            "AND k.category IN ('gemm', 'conv', 'attention') GROUP BY k.name_id ORDER BY 2 DESC, 1 LIMIT ?");
-        q.bind(1, trace_id);
-        q.bind(2, dev.device_id);
-        q.bind(3, static_cast<int64_t>(top_));
-        while (q.executeStep())
-          kernels.push_back({q.getColumn(0).getString(), q.getColumn(1).getInt64(), q.getColumn(2).getInt64()});
-      }
-      int64_t count = 0, first_iter = -1, last_iter = -1;
+      for (const auto& [name_id, g] : by_kernel) kernels.push_back({*name_of(name_id), g.ns, g.kernels});
+      std::stable_sort(kernels.begin(), kernels.end(), [](const KernelAgg& a, const KernelAgg& b) {
+        return a.ns > b.ns || (a.ns == b.ns && a.name < b.name);
+      });
+      if (kernels.size() > top_) kernels.resize(top_);
       std::vector<int64_t> examples;
-      {
-        SQLite::Statement q(
-            db,
-            "SELECT count(*), min(k.iteration), max(k.iteration) FROM _kernel k JOIN _op o ON o.id = k.op_id "
-            "WHERE k.trace_id = ? AND k.device_id IS ? AND o.tc_eligible = 1 AND k.is_tensor_core = 0 "
-            "AND k.category IN ('gemm', 'conv', 'attention')");
-        q.bind(1, trace_id);
-        q.bind(2, dev.device_id);
-        if (q.executeStep()) {
-          count = q.getColumn(0).getInt64();
-          if (!q.isColumnNull(1)) first_iter = q.getColumn(1).getInt64();
-          if (!q.isColumnNull(2)) last_iter = q.getColumn(2).getInt64();
-        }
-        SQLite::Statement e(db,
-                            "SELECT k.id FROM _kernel k JOIN _op o ON o.id = k.op_id "
-                            "WHERE k.trace_id = ? AND k.device_id IS ? AND o.tc_eligible = 1 AND k.is_tensor_core = 0 "
-                            "AND k.category IN ('gemm', 'conv', 'attention') ORDER BY k.dur_ns DESC, k.id LIMIT 3");
-        e.bind(1, trace_id);
-        e.bind(2, dev.device_id);
-        while (e.executeStep()) examples.push_back(e.getColumn(0).getInt64());
-      }
+      for (const auto& [dur, kid] : longest) examples.push_back(kid);
 
       std::string gpu =
           dev.name.empty() ? fmt::format("GPU {}", dev.device_id) : fmt::format("GPU {} ({})", dev.device_id, dev.name);
@@ -317,9 +343,9 @@ class AmpNotUsed final : public Detector {
       f.evidence["example_kernel_ids"] = examples;
       f.scope.trace_id = trace_id;
       f.scope.device_id = dev.device_id;
-      if (first_iter >= 0) {
-        f.scope.iter_first = first_iter;
-        f.scope.iter_last = last_iter;
+      if (first_iter && *first_iter >= 0) {
+        f.scope.iter_first = *first_iter;
+        f.scope.iter_last = *last_iter;
       }
       sink.report(std::move(f));
     }
