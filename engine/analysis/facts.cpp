@@ -10,13 +10,15 @@
 namespace proflint {
 
 const std::vector<std::string_view>& known_needs() {
-  static const std::vector<std::string_view> all = {"api_calls", "device_info", "gpu_activity", "iterations", "kernels",
-                                                    "memcpy", "memory", "multi_device", "nvtx", "op_dtypes",
-                                                    "op_shapes", "ops", "sync_events"};
+  static const std::vector<std::string_view> all = {
+      "api_calls",    "device_info", "gpu_activity", "iterations", "kernels", "memcpy",     "memory",
+      "multi_device", "nvtx",        "op_dtypes",    "op_shapes",  "ops",     "sync_events"};
   return all;
 }
 
-Facts::Facts(Store& store, std::vector<TraceSummary> summaries) : store_(store), summaries_(std::move(summaries)) {}
+Facts::Facts(Store& store, std::vector<TraceSummary> summaries) : db_(store.db()), summaries_(std::move(summaries)) {}
+
+Facts::Facts(SQLite::Database& db, std::vector<TraceSummary> summaries) : db_(db), summaries_(std::move(summaries)) {}
 
 const TraceSummary* Facts::summary(int64_t trace_id) const {
   for (const auto& s : summaries_)
@@ -35,7 +37,7 @@ bool exists(SQLite::Database& db, const char* sql, int64_t trace_id) {
 }  // namespace
 
 bool Facts::has(std::string_view need, int64_t trace_id) const {
-  auto& db = store_.db();
+  auto& db = db_;
   const TraceSummary* s = summary(trace_id);
   if (need == "kernels") return s && s->kernel_count > 0;
   if (need == "gpu_activity") return s && s->has_gpu_work;
@@ -43,10 +45,13 @@ bool Facts::has(std::string_view need, int64_t trace_id) const {
   if (need == "api_calls") return s && s->api_call_count > 0;
   if (need == "ops") return s && s->op_count > 0;
   if (need == "iterations") return s && s->iterations.count > 0;
-  if (need == "op_shapes") return exists(db, "SELECT 1 FROM _range WHERE trace_id = ? AND input_dims_id IS NOT NULL LIMIT 1", trace_id);
-  if (need == "op_dtypes") return exists(db, "SELECT 1 FROM _range WHERE trace_id = ? AND input_types_id IS NOT NULL LIMIT 1", trace_id);
+  if (need == "op_shapes")
+    return exists(db, "SELECT 1 FROM _range WHERE trace_id = ? AND input_dims_id IS NOT NULL LIMIT 1", trace_id);
+  if (need == "op_dtypes")
+    return exists(db, "SELECT 1 FROM _range WHERE trace_id = ? AND input_types_id IS NOT NULL LIMIT 1", trace_id);
   if (need == "memory") return exists(db, "SELECT 1 FROM memory_sample WHERE trace_id = ? LIMIT 1", trace_id);
-  if (need == "device_info") return exists(db, "SELECT 1 FROM device WHERE trace_id = ? AND compute_major IS NOT NULL LIMIT 1", trace_id);
+  if (need == "device_info")
+    return exists(db, "SELECT 1 FROM device WHERE trace_id = ? AND compute_major IS NOT NULL LIMIT 1", trace_id);
   if (need == "nvtx") return exists(db, "SELECT 1 FROM _range WHERE trace_id = ? AND kind = 'nvtx' LIMIT 1", trace_id);
   if (need == "sync_events") return exists(db, "SELECT 1 FROM sync_event WHERE trace_id = ? LIMIT 1", trace_id);
   if (need == "multi_device") return summaries_.size() > 1 || (s && s->devices.size() > 1);

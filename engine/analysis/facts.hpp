@@ -35,15 +35,18 @@ const std::vector<std::string_view>& known_needs();
 class Facts {
  public:
   Facts(Store& store, std::vector<TraceSummary> summaries);
+  // The same facts read through another connection to the store (Store::open_reader), for a
+  // detector or rule running on a thread of its own.
+  Facts(SQLite::Database& db, std::vector<TraceSummary> summaries);
 
-  SQLite::Database& db() const { return store_.db(); }
+  SQLite::Database& db() const { return db_; }
   const std::vector<TraceSummary>& summaries() const { return summaries_; }
   const TraceSummary* summary(int64_t trace_id) const;
   // True when the trace has the facts named by `need` (see known_needs()).
   bool has(std::string_view need, int64_t trace_id) const;
 
  private:
-  Store& store_;
+  SQLite::Database& db_;
   std::vector<TraceSummary> summaries_;
 };
 

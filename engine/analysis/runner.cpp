@@ -1,12 +1,17 @@
 // engine/analysis/runner.cpp — see runner.hpp.
 #include "engine/analysis/runner.hpp"
 
+#include <SQLiteCpp/Database.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include "engine/analysis/detector.hpp"
 #include "engine/analysis/facts.hpp"
@@ -50,7 +55,8 @@ void check_configured_ids(const AnalysisOptions& options, const std::vector<std:
       notes.push_back("[rules." + id + "] matches no rule that loaded");
       continue;
     }
-    std::string hint = known(ids, id) ? " (it is a built-in detector: use [detectors." + id + "])" : did_you_mean(id, rule_ids);
+    std::string hint =
+        known(ids, id) ? " (it is a built-in detector: use [detectors." + id + "])" : did_you_mean(id, rule_ids);
     throw Error(rc.where.at("") + ": unknown rule '" + id + "'" + hint);
   }
   std::vector<std::string> all = ids;
@@ -73,6 +79,98 @@ bool matches(const Finding& f, const std::string& pattern) {
   return f.problem.find(pattern) != std::string::npos || f.evidence.dump().find(pattern) != std::string::npos;
 }
 
+// One detector or rule on one trace; `findings` is filled by run_task (or beforehand, for a rule
+// that failed to load).
+struct AnalysisTask {
+  std::string label;  // "detector:ID" or "rule:ID" (PROFLINT_TIMINGS); empty: nothing to run
+  const DetectorInfo* detector = nullptr;
+  OptionValues detector_options;
+  const lua::RuleInfo* rule_info = nullptr;
+  const lua::RuleFile* rule_file = nullptr;
+  nlohmann::json rule_options;
+  const TraceSummary* summary = nullptr;
+  std::vector<Finding> findings;
+};
+
+void run_task(AnalysisTask& task, const Facts& facts, const RuleLimits& limits) {
+  if (task.label.empty()) return;
+  VectorSink sink;
+  StageClock clock;
+  if (task.detector) {
+    try {
+      // A fresh instance per task: tasks of one detector may run at the same time on two traces.
+      task.detector->make(task.detector_options)->run(facts, task.summary->trace_id, sink);
+    } catch (const std::exception& e) {
+      // One broken detector must not hide the others' findings.
+      Finding f;
+      f.id = "detector-error";
+      f.title = "A built-in detector failed";
+      f.diagnostic = true;
+      f.problem = std::string(task.detector->id) + " failed on " + task.summary->path + ": " + e.what();
+      f.recommendation = "Report this with the profile; the other detectors' findings are unaffected.";
+      f.scope.trace_id = task.summary->trace_id;
+      sink.report(std::move(f));
+    }
+  } else {
+    lua::run_rule(*task.rule_info, *task.rule_file, task.rule_options, facts, task.summary->trace_id, limits, sink);
+  }
+  clock.report(task.label);
+  task.findings = std::move(sink.findings);
+}
+
+// How many threads analysis may use: `requested` when not 0, else PROFLINT_JOBS when set (1 =
+// everything on the calling thread), else the machine's cores, at most 8.
+unsigned analysis_jobs(unsigned requested) {
+  if (requested > 0) return requested;
+  if (const char* env = std::getenv("PROFLINT_JOBS")) {
+    char* end = nullptr;
+    long n = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && n >= 1) return static_cast<unsigned>(std::min(n, 64L));
+  }
+  return std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+}
+
+// Runs the tasks on up to analysis_jobs() threads, each with its own read-only connection to the
+// store (SQLite connections are not shared between threads); the calling thread works on the
+// store's own connection. Facts are never written during analysis, so every connection sees the
+// same committed store. Falls back to one thread when no second connection can be opened.
+void run_tasks(Store& store, const Facts& facts, std::vector<AnalysisTask>& tasks, const RuleLimits& limits,
+               unsigned requested_jobs) {
+  size_t runnable = static_cast<size_t>(
+      std::count_if(tasks.begin(), tasks.end(), [](const AnalysisTask& t) { return !t.label.empty(); }));
+  unsigned jobs = static_cast<unsigned>(std::min<size_t>(analysis_jobs(requested_jobs), runnable));
+  std::vector<std::unique_ptr<SQLite::Database>> readers;
+  try {
+    for (unsigned i = 1; i < jobs; ++i) readers.push_back(store.open_reader());
+  } catch (const std::exception&) {
+    readers.clear();
+  }
+  std::atomic<size_t> next{0};
+  std::mutex failed_mutex;
+  std::exception_ptr failed;  // the first error no task turned into a finding (e.g. out of memory)
+  auto work = [&](const Facts& mine) {
+    try {
+      for (size_t i = next++; i < tasks.size(); i = next++) run_task(tasks[i], mine, limits);
+    } catch (...) {
+      std::lock_guard lock(failed_mutex);
+      if (!failed) failed = std::current_exception();
+      next = tasks.size();
+    }
+  };
+  std::vector<std::unique_ptr<Facts>> reader_facts;
+  std::vector<std::unique_ptr<ReadOnlyGuard>> guards;
+  for (auto& reader : readers) {
+    guards.push_back(std::make_unique<ReadOnlyGuard>(*reader));
+    reader_facts.push_back(std::make_unique<Facts>(*reader, facts.summaries()));
+  }
+  ReadOnlyGuard guard(store.db());
+  std::vector<std::thread> threads;
+  for (auto& f : reader_facts) threads.emplace_back(work, std::cref(*f));
+  work(facts);
+  for (auto& t : threads) t.join();
+  if (failed) std::rethrow_exception(failed);
+}
+
 }  // namespace
 
 AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
@@ -93,7 +191,8 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
                                  [&](const DetectorInfo& d) { return d.id == r.info.id; });
       if (builtin) r.duplicate_of = "the built-in detector '" + r.info.id + "'";
       for (const auto& other : rules)
-        if (other.info.ok() && other.duplicate_of.empty() && other.info.id == r.info.id) r.duplicate_of = other.file->path;
+        if (other.info.ok() && other.duplicate_of.empty() && other.info.id == r.info.id)
+          r.duplicate_of = other.file->path;
       if (r.duplicate_of.empty()) rule_ids.push_back(r.info.id);
     } else {
       rules_complete = false;
@@ -105,7 +204,10 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
   result.summaries = summarize(store);
   summary_clock.report("summary");
   Facts facts(store, result.summaries);
-  VectorSink sink;
+  // First, in order and on this thread, decide what runs (options, needs, configuration errors);
+  // then run the detectors and rules, several at once on their own connections; then gather their
+  // findings in the order of the tasks, so the output does not depend on which finished first.
+  std::vector<AnalysisTask> tasks;
   {
     ReadOnlyGuard guard(store.db());
     for (const auto& info : detector_registry()) {
@@ -117,10 +219,12 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
         result.notes.push_back(id + " disabled in the configuration");
         continue;
       }
+      OptionValues values;
       std::unique_ptr<Detector> detector;
       try {
         auto overrides = configured != options.detectors.end() ? configured->second.options : nlohmann::json::object();
-        detector = info.make(OptionValues(info.options, overrides));
+        values = OptionValues(info.options, overrides);
+        detector = info.make(values);
       } catch (const Error& e) {
         std::string where = configured != options.detectors.end() ? configured->second.where.at("") + ": " : "";
         throw Error(where + "[detectors." + id + "]: " + e.what());
@@ -133,24 +237,16 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
           result.notes.push_back(id + " skipped on " + summary.path + ": needs " + missing);
           continue;
         }
-        try {
-          StageClock clock;
-          detector->run(facts, summary.trace_id, sink);
-          clock.report("detector:" + id);
-        } catch (const std::exception& e) {
-          // One broken detector must not hide the others' findings.
-          Finding f;
-          f.id = "detector-error";
-          f.title = "A built-in detector failed";
-          f.diagnostic = true;
-          f.problem = id + " failed on " + summary.path + ": " + e.what();
-          f.recommendation = "Report this with the profile; the other detectors' findings are unaffected.";
-          f.scope.trace_id = summary.trace_id;
-          sink.report(std::move(f));
-        }
+        AnalysisTask task;
+        task.label = "detector:" + id;
+        task.detector = &info;
+        task.detector_options = values;
+        task.summary = &summary;
+        tasks.push_back(std::move(task));
       }
     }
-    bool errors_wanted = (options.only.empty() || options.only.count("rule-error")) && !options.skip.count("rule-error");
+    bool errors_wanted =
+        (options.only.empty() || options.only.count("rule-error")) && !options.skip.count("rule-error");
     for (const auto& r : rules) {
       const std::string& id = r.info.id;
       if (!r.info.ok() || !r.duplicate_of.empty()) {
@@ -158,7 +254,9 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
         std::string msg = r.info.ok() ? r.file->path + ":1: rule id '" + id + "' is already used by " + r.duplicate_of
                                       : r.info.problems.front();
         if (r.info.problems.size() > 1) msg += fmt::format(" (and {} more problem(s))", r.info.problems.size() - 1);
-        sink.report(lua::rule_error(r.file->path, msg));
+        AnalysisTask task;
+        task.findings.push_back(lua::rule_error(r.file->path, msg));
+        tasks.push_back(std::move(task));
         continue;
       }
       if (!options.only.empty() && !options.only.count(id)) continue;
@@ -196,12 +294,20 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
           result.notes.push_back(id + " skipped on " + summary.path + ": needs " + missing);
           continue;
         }
-        StageClock clock;
-        lua::run_rule(r.info, *r.file, merged, facts, summary.trace_id, options.rule_limits, sink);
-        clock.report("rule:" + id);
+        AnalysisTask task;
+        task.label = "rule:" + id;
+        task.rule_info = &r.info;
+        task.rule_file = r.file;
+        task.rule_options = merged;
+        task.summary = &summary;
+        tasks.push_back(std::move(task));
       }
     }
   }
+  run_tasks(store, facts, tasks, options.rule_limits, options.jobs);
+  VectorSink sink;
+  for (auto& task : tasks)
+    for (auto& f : task.findings) sink.report(std::move(f));
   std::map<int64_t, int64_t> wall;
   for (const auto& s : result.summaries) wall[s.trace_id] = s.wall_ns;
   for (auto& f : sink.findings) {

@@ -2,28 +2,30 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "engine/analysis/finding.hpp"
-#include "engine/config/config.hpp"
 #include "engine/analysis/summary.hpp"
+#include "engine/config/config.hpp"
 #include "engine/lua/rules.hpp"
 #include "engine/store/store.hpp"
 
 namespace proflint {
 
 struct AnalysisOptions {
-  std::set<std::string> only;   // when non-empty, run just these ids
-  std::set<std::string> skip;   // ids not to run
+  std::set<std::string> only;                       // when non-empty, run just these ids
+  std::set<std::string> skip;                       // ids not to run
   std::map<std::string, DetectorConfig> detectors;  // [detectors.<id>] from proflint.toml
   std::vector<Suppression> suppressions;            // [[suppress]]
   std::vector<lua::RuleFile> rule_files;            // Lua rules to run after the detectors
   std::map<std::string, DetectorConfig> rules;      // [rules.<id>] from proflint.toml
   RuleLimits rule_limits;                           // [rules] limits
+  // Threads for detectors and rules: 0 = PROFLINT_JOBS when set, else the machine's cores (at
+  // most 8). The findings and their order do not depend on it.
+  unsigned jobs = 0;
 };
 
 struct AnalysisResult {

@@ -24,18 +24,26 @@ class Store {
   static bool is_store_file(const std::string& path);
 
   SQLite::Database& db() { return *db_; }
+  // A second, read-only connection to the same database, for a thread of its own (analysis runs
+  // detectors and rules on several). Sees what the store's connection has committed.
+  std::unique_ptr<SQLite::Database> open_reader() const;
   int schema_version();
 
   // Indexes used by derivation, detectors and rules; created after bulk import (faster load).
   void create_indexes();
+  // Only those on columns that derivation never writes: they can be built before it writes.
+  void create_fact_indexes();
 
   // Copies this store into a file (VACUUM INTO a temporary name, then rename: never a partial file).
   void save_as(const std::string& path);
 
  private:
-  explicit Store(std::unique_ptr<SQLite::Database> db) : db_(std::move(db)) {}
+  Store(std::unique_ptr<SQLite::Database> db, std::string name, const char* vfs)
+      : db_(std::move(db)), name_(std::move(name)), vfs_(vfs) {}
   void migrate();
   std::unique_ptr<SQLite::Database> db_;
+  std::string name_;           // what open_reader() opens: a file path or a shared memdb name
+  const char* vfs_ = nullptr;  // "memdb" for in-memory stores, else the default VFS
 };
 
 }  // namespace proflint

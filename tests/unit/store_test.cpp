@@ -1,13 +1,13 @@
 // tests/unit/store_test.cpp — the fact store: schema golden dump, versions, atomic saves.
-#include <gtest/gtest.h>
+#include "engine/store/store.hpp"
 
 #include <SQLiteCpp/Statement.h>
+#include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "engine/common/error.hpp"
-#include "engine/store/store.hpp"
 #include "engine/store/writer.hpp"
 #include "tests/support/realdata.hpp"
 #include "tests/support/run.hpp"
@@ -20,10 +20,13 @@ namespace {
 // Every schema object's SQL, sorted by type and name: reviewing a schema change means reading
 // the diff of tests/golden/schema.sql.
 std::string dump_schema(Store& store) {
-  SQLite::Statement q(store.db(), "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL "
-                                  "AND name NOT LIKE 'sqlite_%' ORDER BY type, name");
+  SQLite::Statement q(store.db(),
+                      "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL "
+                      "AND name NOT LIKE 'sqlite_%' ORDER BY type, name");
   std::string out = "-- user_version " + std::to_string(store.schema_version()) + "\n";
-  while (q.executeStep()) out += "-- " + q.getColumn(0).getString() + " " + q.getColumn(1).getString() + "\n" + q.getColumn(2).getString() + ";\n\n";
+  while (q.executeStep())
+    out += "-- " + q.getColumn(0).getString() + " " + q.getColumn(1).getString() + "\n" + q.getColumn(2).getString() +
+           ";\n\n";
   return out;
 }
 
@@ -97,7 +100,10 @@ TEST(Store, RefusesStoreFromNewerProflint) {
 
 TEST(Store, PlainSqliteFileIsNotAStore) {
   auto path = temp_path("plain.db");
-  { SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE); db.exec("CREATE TABLE t(x)"); }
+  {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    db.exec("CREATE TABLE t(x)");
+  }
   EXPECT_FALSE(Store::is_store_file(path));
   EXPECT_THROW(Store::open_existing(path, true), proflint::Error);
   fs::remove(path);
@@ -123,7 +129,8 @@ TEST(StoreWriter, InternsTextAndCountsIssues) {
   auto& db = store.db();
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM string WHERE value = 'cudaLaunchKernel'").getInt(), 1);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM api_call WHERE name = 'cudaLaunchKernel'").getInt(), 3);
-  EXPECT_EQ(db.execAndGet("SELECT count || ':' || example || ':' || location FROM import_issue").getString(), "2:ev1:byte 10");
+  EXPECT_EQ(db.execAndGet("SELECT count || ':' || example || ':' || location FROM import_issue").getString(),
+            "2:ev1:byte 10");
 }
 
 TEST(StoreWriter, RollsBackWhenNotCommitted) {
@@ -139,4 +146,20 @@ TEST(StoreWriter, RollsBackWhenNotCommitted) {
   }
   EXPECT_EQ(store.db().execAndGet("SELECT count(*) FROM trace").getInt(), 0);
   EXPECT_EQ(store.db().execAndGet("SELECT count(*) FROM _kernel").getInt(), 0);
+}
+
+// In-memory stores live in SQLite's memdb VFS; saving must still land on disk, also under a name
+// with the characters a URI escapes (regression: VACUUM INTO wrote the copy into memdb).
+TEST(Store, SaveOfInMemoryStoreWritesAFileEvenWithUriCharactersInItsName) {
+  auto path = temp_path("odd name ?#%&=.db");
+  {
+    auto store = Store::create_in_memory();
+    store.db().exec("INSERT INTO string(id, value) VALUES (1, 'kept')");
+    store.save_as(path);
+  }
+  ASSERT_TRUE(fs::exists(path));
+  EXPECT_TRUE(Store::is_store_file(path));
+  auto reopened = Store::open_existing(path, true);
+  EXPECT_EQ(reopened.db().execAndGet("SELECT value FROM string WHERE id = 1").getString(), "kept");
+  fs::remove(path);
 }
