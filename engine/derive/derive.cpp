@@ -11,7 +11,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "engine/common/error.hpp"
 #include "engine/derive/breakdown.hpp"
@@ -33,7 +36,8 @@ class StepClock {
     static const bool enabled = std::getenv("PROFLINT_TIMINGS") != nullptr;
     if (!enabled) return;
     auto now = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "timing derive:%s %.3f ms\n", step, std::chrono::duration<double, std::milli>(now - last_).count());
+    std::fprintf(stderr, "timing derive:%s %.3f ms\n", step,
+                 std::chrono::duration<double, std::milli>(now - last_).count());
     last_ = now;
   }
 
@@ -55,21 +59,18 @@ void classify_kernels(TraceData& t) {
     auto it = by_name.find(g.name_id);
     if (it == by_name.end()) {
       const std::string& name = t.text(g.name_id);
-      it = by_name.emplace(g.name_id, Verdict{classify_tensor_core(name, extra).uses_tensor_cores, kernel_category(name)}).first;
+      it = by_name
+               .emplace(g.name_id, Verdict{classify_tensor_core(name, extra).uses_tensor_cores, kernel_category(name)})
+               .first;
     }
     g.tensor_core = it->second.tensor_core;
     g.category = it->second.category;
   }
 }
 
-void derive_trace(Store& store, int64_t trace_id, const DeriveOptions& options) {
+// The C++ passes over one trace's facts, in order; no SQL.
+void compute(TraceData& t, std::vector<BreakdownRow>& breakdown) {
   StepClock clock;
-  SQLite::Transaction tx(store.db());
-  clear_derived(store, trace_id);
-  clock.lap("clear");
-  TraceData t = load_trace(store, trace_id);
-  t.options = &options;
-  clock.lap("load");
   nest_ranges(t);
   classify_ranges(t);
   classify_kernels(t);
@@ -85,8 +86,38 @@ void derive_trace(Store& store, int64_t trace_id, const DeriveOptions& options) 
   assign_iterations(t);
   aggregate_op_gpu_time(t);
   clock.lap("attribute");
-  auto breakdown = compute_breakdown(t);
+  breakdown = compute_breakdown(t);
   clock.lap("breakdown");
+}
+
+void derive_trace(Store& store, int64_t trace_id, const DeriveOptions& options) {
+  StepClock clock;
+  TraceData t = load_trace(store, trace_id);
+  t.options = &options;
+  clock.lap("load");
+  // While the passes run on a second thread, this one builds the indexes on columns derivation
+  // never writes (after a fresh import there are none yet; later traces find them built).
+  std::vector<BreakdownRow> breakdown;
+  std::exception_ptr failed;
+  std::thread passes([&] {
+    try {
+      compute(t, breakdown);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  });
+  try {
+    store.create_fact_indexes();
+  } catch (...) {
+    passes.join();
+    throw;
+  }
+  clock.lap("fact_indexes");
+  passes.join();
+  if (failed) std::rethrow_exception(failed);
+  clock.lap("passes_wait");
+  SQLite::Transaction tx(store.db());
+  clear_derived(store, trace_id);
   write_trace(store, t, breakdown);
   clock.lap("write");
   // The aggregation range travels with the derived facts (schema/0002_reports.sql), so a saved
@@ -104,14 +135,17 @@ void derive_trace(Store& store, int64_t trace_id, const DeriveOptions& options) 
 void derive_all(Store& store, const DeriveOptions& options, bool force) {
   StepClock clock;
   // Derivation reads whole tables in table order and writes by row id: it needs no index. After a
-  // fresh import none exists yet, so each is built once, after the derived columns are written
-  // (indexes on derived columns would otherwise be updated row by row). A saved store being
-  // re-derived has them; those on derived columns are dropped for the same reason.
-  store.db().exec("DROP INDEX IF EXISTS kernel_by_op; DROP INDEX IF EXISTS op_by_range; DROP INDEX IF EXISTS op_by_name;");
+  // fresh import none exists yet: those on fact columns are built while the first trace's passes
+  // run (derive_trace), those on derived columns once, after the derived columns are written
+  // (they would otherwise be updated row by row). A saved store being re-derived has them; those
+  // on derived columns are dropped for the same reason.
+  store.db().exec(
+      "DROP INDEX IF EXISTS kernel_by_op; DROP INDEX IF EXISTS op_by_range; DROP INDEX IF EXISTS op_by_name;");
   std::vector<std::pair<int64_t, std::string>> traces;
   {
-    SQLite::Statement q(store.db(), force ? "SELECT trace_id, path FROM trace ORDER BY trace_id"
-                                          : "SELECT trace_id, path FROM trace WHERE iteration_source IS NULL ORDER BY trace_id");
+    SQLite::Statement q(store.db(),
+                        force ? "SELECT trace_id, path FROM trace ORDER BY trace_id"
+                              : "SELECT trace_id, path FROM trace WHERE iteration_source IS NULL ORDER BY trace_id");
     while (q.executeStep()) traces.emplace_back(q.getColumn(0).getInt64(), q.getColumn(1).getString());
   }
   for (const auto& [trace_id, path] : traces) {

@@ -4,12 +4,16 @@
 // objects (shared_ptr copies) cost more than SQLite itself here.
 #include "engine/derive/store_io.hpp"
 
+#include <SQLiteCpp/Database.h>
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <exception>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 
 #include "engine/common/error.hpp"
@@ -21,7 +25,8 @@ namespace {
 // One prepared statement; binds are 1-based, columns 0-based; kNone <-> NULL.
 class Sql {
  public:
-  Sql(Store& store, const char* sql) : db_(store.db().getHandle()) {
+  Sql(Store& store, const char* sql) : Sql(store.db().getHandle(), sql) {}
+  Sql(sqlite3* db, const char* sql) : db_(db) {
     if (sqlite3_prepare_v2(db_, sql, -1, &st_, nullptr) != SQLITE_OK)
       throw Error(std::string("internal: derive cannot prepare SQL: ") + sqlite3_errmsg(db_));
   }
@@ -30,7 +35,10 @@ class Sql {
   Sql& operator=(const Sql&) = delete;
 
   Sql& bind(int i, int64_t v) {
-    if (v == kNone) sqlite3_bind_null(st_, i); else sqlite3_bind_int64(st_, i, v);
+    if (v == kNone)
+      sqlite3_bind_null(st_, i);
+    else
+      sqlite3_bind_int64(st_, i, v);
     return *this;
   }
   Sql& bind(int i, std::string_view v) {
@@ -49,7 +57,9 @@ class Sql {
     sqlite3_reset(st_);
   }
   void reset() { sqlite3_reset(st_); }
-  int64_t i64(int col) const { return sqlite3_column_type(st_, col) == SQLITE_NULL ? kNone : sqlite3_column_int64(st_, col); }
+  int64_t i64(int col) const {
+    return sqlite3_column_type(st_, col) == SQLITE_NULL ? kNone : sqlite3_column_int64(st_, col);
+  }
   std::string text(int col) const {
     const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(st_, col));
     return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(st_, col))) : std::string();
@@ -94,28 +104,12 @@ std::unordered_map<int64_t, int64_t> resolve_new_strings(Store& store, const Tra
   return out;
 }
 
-}  // namespace
-
-TraceData load_trace(Store& store, int64_t trace_id) {
-  TraceData t;
-  t.trace_id = trace_id;
+void load_ranges(sqlite3* store, TraceData& t) {
+  int64_t trace_id = t.trace_id;
   {
-    Sql q(store, "SELECT format, start_ns, end_ns FROM trace WHERE trace_id = ?");
-    q.bind(1, trace_id);
-    if (q.step()) {
-      t.format = q.text(0);
-      t.start_ns = q.i64(1);
-      t.end_ns = q.i64(2);
-    }
-  }
-  {
-    Sql q(store, "SELECT device_id FROM device WHERE trace_id = ? ORDER BY device_id");
-    q.bind(1, trace_id);
-    while (q.step()) t.described_devices.push_back(q.i64(0));
-  }
-  {
-    Sql q(store, "SELECT id, pid, tid, start_ns, dur_ns, name_id, kind, external_id, fwd_thread_id, input_types_id, "
-                 "device_id FROM _range NOT INDEXED WHERE trace_id = ?");
+    Sql q(store,
+          "SELECT id, pid, tid, start_ns, dur_ns, name_id, kind, external_id, fwd_thread_id, input_types_id, "
+          "device_id FROM _range NOT INDEXED WHERE trace_id = ?");
     q.bind(1, trace_id);
     std::unordered_map<std::string, RangeKind> kinds;  // 'kind' text repeats on every row
     while (q.step()) {
@@ -137,8 +131,29 @@ TraceData load_trace(Store& store, int64_t trace_id) {
       t.ranges.push_back(r);
     }
   }
+}
+
+// Trace row, devices, API calls, GPU work and sync events.
+void load_rest(sqlite3* store, TraceData& t) {
+  int64_t trace_id = t.trace_id;
   {
-    Sql q(store, "SELECT id, pid, tid, start_ns, dur_ns, name_id, correlation_id, external_id FROM _api_call NOT INDEXED WHERE trace_id = ?");
+    Sql q(store, "SELECT format, start_ns, end_ns FROM trace WHERE trace_id = ?");
+    q.bind(1, trace_id);
+    if (q.step()) {
+      t.format = q.text(0);
+      t.start_ns = q.i64(1);
+      t.end_ns = q.i64(2);
+    }
+  }
+  {
+    Sql q(store, "SELECT device_id FROM device WHERE trace_id = ? ORDER BY device_id");
+    q.bind(1, trace_id);
+    while (q.step()) t.described_devices.push_back(q.i64(0));
+  }
+  {
+    Sql q(store,
+          "SELECT id, pid, tid, start_ns, dur_ns, name_id, correlation_id, external_id FROM _api_call NOT INDEXED "
+          "WHERE trace_id = ?");
     q.bind(1, trace_id);
     while (q.step()) {
       ApiRec a;
@@ -177,13 +192,18 @@ TraceData load_trace(Store& store, int64_t trace_id) {
       t.gpu.push_back(g);
     }
   };
-  load_gpu("SELECT id, device_id, stream_id, pid, start_ns, dur_ns, correlation_id, external_id, name_id "
-           "FROM _kernel NOT INDEXED WHERE trace_id = ?",
-           GpuKind::kernel);
-  load_gpu("SELECT id, device_id, stream_id, pid, start_ns, dur_ns, correlation_id, external_id FROM _memcpy NOT INDEXED WHERE trace_id = ?",
-           GpuKind::memcpy);
-  load_gpu("SELECT id, device_id, stream_id, pid, start_ns, dur_ns, correlation_id, external_id FROM _memset NOT INDEXED WHERE trace_id = ?",
-           GpuKind::memset);
+  load_gpu(
+      "SELECT id, device_id, stream_id, pid, start_ns, dur_ns, correlation_id, external_id, name_id "
+      "FROM _kernel NOT INDEXED WHERE trace_id = ?",
+      GpuKind::kernel);
+  load_gpu(
+      "SELECT id, device_id, stream_id, pid, start_ns, dur_ns, correlation_id, external_id FROM _memcpy NOT INDEXED "
+      "WHERE trace_id = ?",
+      GpuKind::memcpy);
+  load_gpu(
+      "SELECT id, device_id, stream_id, pid, start_ns, dur_ns, correlation_id, external_id FROM _memset NOT INDEXED "
+      "WHERE trace_id = ?",
+      GpuKind::memset);
   // Time order; ties keep the order derivation has always seen (it decides attribution on equal
   // starts): kernels, then memcpys, then memsets; kernels by (device, id), copies and sets by
   // (pid, correlation id, id), NULL first. The rows are read in table order (a sequential scan is
@@ -204,6 +224,9 @@ TraceData load_trace(Store& store, int64_t trace_id) {
     q.bind(1, trace_id);
     while (q.step()) t.syncs.push_back({q.i64(0), q.i64(1), -1});
   }
+}
+
+void load_strings(sqlite3* store, TraceData& t) {
   // Text of the names in use: few distinct ids, looked up one by one instead of scanning every
   // fact table again.
   {
@@ -225,6 +248,43 @@ TraceData load_trace(Store& store, int64_t trace_id) {
       q.reset();
     }
   }
+}
+
+}  // namespace
+
+TraceData load_trace(Store& store, int64_t trace_id) {
+  TraceData t;
+  t.trace_id = trace_id;
+  // The range table is the largest: it is read on a second connection while this one reads the
+  // rest (the two fill different members of t). Without a second connection, one after the other.
+  std::unique_ptr<SQLite::Database> reader;
+  try {
+    reader = store.open_reader();
+  } catch (const std::exception&) {
+  }
+  sqlite3* db = store.db().getHandle();
+  if (!reader) {
+    load_ranges(db, t);
+    load_rest(db, t);
+  } else {
+    std::exception_ptr failed;
+    std::thread ranges([&] {
+      try {
+        load_ranges(reader->getHandle(), t);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+    });
+    try {
+      load_rest(db, t);
+    } catch (...) {
+      ranges.join();
+      throw;
+    }
+    ranges.join();
+    if (failed) std::rethrow_exception(failed);
+  }
+  load_strings(db, t);
   return t;
 }
 
@@ -254,9 +314,10 @@ void write_trace(Store& store, TraceData& t, const std::vector<BreakdownRow>& br
   auto iteration = [](int32_t k) { return k >= 0 ? static_cast<int64_t>(k) : kNone; };
 
   {
-    Sql ins(store, "INSERT INTO _op(id, trace_id, range_id, pid, tid, start_ns, dur_ns, name_id, op_type, pass, parent_id, "
-                   "depth, path, iteration, tc_eligible, gpu_time_ns, kernel_count, tc_time_ns) "
-                   "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    Sql ins(store,
+            "INSERT INTO _op(id, trace_id, range_id, pid, tid, start_ns, dur_ns, name_id, op_type, pass, parent_id, "
+            "depth, path, iteration, tc_eligible, gpu_time_ns, kernel_count, tc_time_ns) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     for (const auto& op : t.ops) {
       ins.bind(1, op.id)
           .bind(2, t.trace_id)
@@ -302,22 +363,25 @@ void write_trace(Store& store, TraceData& t, const std::vector<BreakdownRow>& br
     for (const ApiRec* a : by_id) up.bind(1, op_id(a->op)).bind(2, iteration(a->iteration)).bind(3, a->id).run();
   }
   {
-    Sql kernel(store, "UPDATE _kernel SET api_call_id = ?, op_id = ?, iteration = ?, is_tensor_core = ?, category = ? WHERE id = ?");
+    Sql kernel(
+        store,
+        "UPDATE _kernel SET api_call_id = ?, op_id = ?, iteration = ?, is_tensor_core = ?, category = ? WHERE id = ?");
     Sql memcpy(store, "UPDATE _memcpy SET api_call_id = ?, op_id = ?, iteration = ? WHERE id = ?");
     Sql memset(store, "UPDATE _memset SET api_call_id = ?, op_id = ?, iteration = ? WHERE id = ?");
     // Table by table in id order: each UPDATE then lands next to the previous one in the B-tree.
     std::vector<const GpuRec*> by_id;
     by_id.reserve(t.gpu.size());
     for (const auto& g : t.gpu) by_id.push_back(&g);
-    std::sort(by_id.begin(), by_id.end(), [](const GpuRec* a, const GpuRec* b) {
-      return a->kind != b->kind ? a->kind < b->kind : a->id < b->id;
-    });
+    std::sort(by_id.begin(), by_id.end(),
+              [](const GpuRec* a, const GpuRec* b) { return a->kind != b->kind ? a->kind < b->kind : a->id < b->id; });
     for (const GpuRec* gp : by_id) {
       const GpuRec& g = *gp;
       auto& st = g.kind == GpuKind::kernel ? kernel : g.kind == GpuKind::memcpy ? memcpy : memset;
       st.bind(1, api_id(g.api)).bind(2, op_id(g.op)).bind(3, iteration(g.iteration));
-      if (g.kind == GpuKind::kernel) st.bind(4, int64_t{g.tensor_core ? 1 : 0}).bind(5, g.category).bind(6, g.id);
-      else st.bind(4, g.id);
+      if (g.kind == GpuKind::kernel)
+        st.bind(4, int64_t{g.tensor_core ? 1 : 0}).bind(5, g.category).bind(6, g.id);
+      else
+        st.bind(4, g.id);
       st.run();
     }
   }
@@ -326,8 +390,9 @@ void write_trace(Store& store, TraceData& t, const std::vector<BreakdownRow>& br
     for (const auto& s : t.syncs) up.bind(1, iteration(s.iteration)).bind(2, s.id).run();
   }
   {
-    Sql ins(store, "INSERT INTO iteration(trace_id, iteration, number, name, start_ns, end_ns, dur_ns, gpu_start_ns, "
-                   "gpu_end_ns, source) VALUES (?,?,?,?,?,?,?,?,?,?)");
+    Sql ins(store,
+            "INSERT INTO iteration(trace_id, iteration, number, name, start_ns, end_ns, dur_ns, gpu_start_ns, "
+            "gpu_end_ns, source) VALUES (?,?,?,?,?,?,?,?,?,?)");
     for (size_t k = 0; k < t.iterations.size(); ++k) {
       const auto& it = t.iterations[k];
       ins.bind(1, t.trace_id)
@@ -347,7 +412,8 @@ void write_trace(Store& store, TraceData& t, const std::vector<BreakdownRow>& br
     std::set<int64_t> active;
     for (const auto& g : t.gpu) active.insert(g.device_id == kNone ? 0 : g.device_id);
     Sql up(store, "UPDATE device SET has_activity = ? WHERE trace_id = ? AND device_id = ?");
-    for (int64_t d : t.described_devices) up.bind(1, int64_t{active.contains(d) ? 1 : 0}).bind(2, t.trace_id).bind(3, d).run();
+    for (int64_t d : t.described_devices)
+      up.bind(1, int64_t{active.contains(d) ? 1 : 0}).bind(2, t.trace_id).bind(3, d).run();
     // Devices that ran work but were not described by the trace (no deviceProperties, nsys
     // 2026.2 container captures) still get a row so that joins on device work.
     Sql ins(store, "INSERT OR IGNORE INTO device(trace_id, device_id, has_activity) VALUES (?, ?, 1)");
@@ -359,7 +425,12 @@ void write_trace(Store& store, TraceData& t, const std::vector<BreakdownRow>& br
   {
     Sql ins(store, "INSERT INTO breakdown(trace_id, device_id, iteration, category, time_ns) VALUES (?,?,?,?,?)");
     for (const auto& row : breakdown)
-      ins.bind(1, t.trace_id).bind(2, row.device_id).bind(3, row.iteration).bind(4, row.category).bind(5, row.time_ns).run();
+      ins.bind(1, t.trace_id)
+          .bind(2, row.device_id)
+          .bind(3, row.iteration)
+          .bind(4, row.category)
+          .bind(5, row.time_ns)
+          .run();
   }
   {
     Sql up(store, "UPDATE trace SET iteration_source = ? WHERE trace_id = ?");
