@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "engine/analysis/detector.hpp"
 #include "engine/report/format.hpp"
@@ -26,8 +28,8 @@ constexpr const char* kTimingCalls = "('cudaEventElapsedTime', 'cudaEventSynchro
 // Calls that only happen the first time a process/thread touches cuDNN or a kernel: cuDNN handle
 // creation (its internal streams, device properties) and lazy loading of kernel modules.
 constexpr const char* kColdStartCalls =
-    "(a.name LIKE 'cudaStreamCreate%' OR a.name = 'cudaGetDeviceProperties' OR a.name LIKE 'cuModuleLoad%' "
-    "OR a.name LIKE 'cuLibraryLoad%')";
+    "(s.value LIKE 'cudaStreamCreate%' OR s.value = 'cudaGetDeviceProperties' OR s.value LIKE 'cuModuleLoad%' "
+    "OR s.value LIKE 'cuLibraryLoad%')";
 
 // cuDNN's generic 'algorithm 0' kernels, what its heuristics fall back on for many FP32 shapes.
 bool generic_conv_kernel(const std::string& name) {
@@ -72,9 +74,12 @@ class CudnnBenchmarkOff final : public Detector {
     int64_t conv_ns = 0, conv_kernels = 0, generic_ns = 0;
     std::vector<std::pair<std::string, int64_t>> conv_names;
     {
-      SQLite::Statement q(db,
-                          "SELECT name, sum(dur_ns), count(*) FROM kernel WHERE trace_id = ? AND category = 'conv' "
-                          "GROUP BY name_id ORDER BY 2 DESC, 1");
+      SQLite::Statement q(
+          db,
+          // Grouped on name ids first: one string lookup per kernel name, not per kernel.
+          "SELECT s.value, g.ns, g.n FROM (SELECT name_id, sum(dur_ns) AS ns, count(*) AS n FROM _kernel "
+          "WHERE trace_id = ? AND category = 'conv' GROUP BY name_id) g JOIN string s ON s.id = g.name_id "
+          "ORDER BY 2 DESC, 1");
       q.bind(1, trace_id);
       while (q.executeStep()) {
         std::string name = q.getColumn(0).getString();
@@ -89,33 +94,65 @@ class CudnnBenchmarkOff final : public Detector {
     // A search pays off only over many calls of the same convolutions.
     if (conv_ns <= 0 || conv_share < min_conv_share_ || conv_kernels < min_conv_kernels_) return;
 
+    // API names are matched once among the distinct names of the trace's calls; the calls are then
+    // picked by name id (a per-row string join and op lookup over every call cost ~100 ms per query).
+    std::map<int64_t, std::string> api_names;
+    std::set<int64_t> timing_ids, cold_ids;
+    std::vector<int64_t> wanted;
+    {
+      SQLite::Statement q(db, fmt::format("SELECT s.id, s.value, s.value IN {}, {} FROM (SELECT DISTINCT name_id "
+                                          "FROM _api_call WHERE +trace_id = ?) n JOIN string s ON s.id = n.name_id",
+                                          kTimingCalls, kColdStartCalls));
+      q.bind(1, trace_id);
+      while (q.executeStep()) {
+        int64_t name_id = q.getColumn(0).getInt64();
+        bool timing = q.getColumn(2).getInt64() != 0, cold = q.getColumn(3).getInt64() != 0;
+        if (!timing && !cold) continue;
+        if (timing) timing_ids.insert(name_id);
+        if (cold) cold_ids.insert(name_id);
+        api_names[name_id] = q.getColumn(1).getString();
+        wanted.push_back(name_id);
+      }
+    }
+    struct Call {
+      int64_t start_ns, id, name_id;
+      std::string op;
+    };
+    std::vector<Call> calls;  // named calls inside conv ops
+    if (!wanted.empty()) {
+      // One ? per name id (the authorizer of the read-only guard refuses json_each).
+      std::string placeholders;
+      for (size_t i = 0; i < wanted.size(); ++i) placeholders += i ? ", ?" : "?";
+      SQLite::Statement q(db, fmt::format("SELECT a.start_ns, a.id, a.name_id, s.value FROM _api_call a "
+                                          "JOIN _op o ON o.id = a.op_id JOIN string s ON s.id = o.name_id "
+                                          "WHERE +a.trace_id = ? AND a.name_id IN ({}) AND {}",
+                                          placeholders, kConvOp));
+      q.bind(1, trace_id);
+      for (size_t i = 0; i < wanted.size(); ++i) q.bind(static_cast<int>(i) + 2, wanted[i]);
+      while (q.executeStep())
+        calls.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(), q.getColumn(2).getInt64(),
+                         q.getColumn(3).getString()});
+    }
+
     // 1. Algorithm search seen: autotuning is on (or the app times algorithms itself) -> nothing to report.
     int64_t timing_calls = 0;
-    {
-      SQLite::Statement q(db, fmt::format("SELECT count(*) FROM api_call a JOIN op o ON o.id = a.op_id "
-                                          "WHERE a.trace_id = ? AND a.name IN {} AND {}",
-                                          kTimingCalls, kConvOp));
-      q.bind(1, trace_id);
-      if (q.executeStep()) timing_calls = q.getColumn(0).getInt64();
-    }
+    for (const auto& c : calls) timing_calls += timing_ids.count(c.name_id) ? 1 : 0;
     if (timing_calls > 0) return;
 
     // 2. First convolutions of the process captured (cuDNN initialisation inside a conv op).
     int64_t cold_calls = 0, cold_example = -1;
     std::string cold_op;
     std::set<std::string> cold_apis;
-    {
-      SQLite::Statement q(db, fmt::format("SELECT a.id, a.name, o.name FROM api_call a JOIN op o ON o.id = a.op_id "
-                                          "WHERE a.trace_id = ? AND {} AND {} ORDER BY a.start_ns, a.id",
-                                          kColdStartCalls, kConvOp));
-      q.bind(1, trace_id);
-      while (q.executeStep()) {
-        if (cold_calls++ == 0) {
-          cold_example = q.getColumn(0).getInt64();
-          cold_op = q.getColumn(2).getString();
-        }
-        cold_apis.insert(q.getColumn(1).getString());
+    std::sort(calls.begin(), calls.end(), [](const Call& a, const Call& b) {
+      return a.start_ns < b.start_ns || (a.start_ns == b.start_ns && a.id < b.id);
+    });
+    for (const auto& c : calls) {
+      if (!cold_ids.count(c.name_id)) continue;
+      if (cold_calls++ == 0) {
+        cold_example = c.id;
+        cold_op = c.op;
       }
+      cold_apis.insert(api_names[c.name_id]);
     }
     bool cold_start = cold_calls > 0;
     double generic_share = static_cast<double>(generic_ns) / static_cast<double>(conv_ns);
