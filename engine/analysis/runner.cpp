@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -304,7 +305,16 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
       }
     }
   }
-  run_tasks(store, facts, tasks, options.rule_limits, options.jobs);
+  {
+    auto wall = std::chrono::steady_clock::now();
+    std::clock_t cpu = std::clock();
+    run_tasks(store, facts, tasks, options.rule_limits, options.jobs);
+    // CPU time of all threads: cpu ÷ wall is how many cores the detectors and rules kept busy.
+    if (std::getenv("PROFLINT_TIMINGS"))
+      std::fprintf(stderr, "timing analysis:all-tasks %.3f ms cpu %.3f ms\n",
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall).count(),
+                   1000.0 * static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC);
+  }
   VectorSink sink;
   for (auto& task : tasks)
     for (auto& f : task.findings) sink.report(std::move(f));
