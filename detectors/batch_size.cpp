@@ -72,6 +72,71 @@ std::optional<BatchGuess> guess_batch(SQLite::Database& db, int64_t trace_id) {
   return g;
 }
 
+// Per device: sample count, peaks, the reserved bytes at the first sample of peak allocation
+// (table order, as a LIMIT 1 scan found it) and the largest running sum of deltas in time order.
+// One scan of memory_sample; a GROUP BY, a window query and a lookup per device read it 2n+1 times.
+std::vector<Memory> read_memory(SQLite::Database& db, int64_t trace_id) {
+  struct Sample {
+    int64_t ts_ns;
+    std::optional<int64_t> delta;
+  };
+  std::map<int64_t, std::pair<Memory, std::vector<Sample>>> devices;
+  {
+    SQLite::Statement q(db,
+                        "SELECT device_id, ts_ns, allocated_bytes, reserved_bytes, delta_bytes FROM memory_sample "
+                        "WHERE trace_id = ? AND device_id >= 0 ORDER BY rowid");
+    q.bind(1, trace_id);
+    while (q.executeStep()) {
+      int64_t device = q.getColumn(0).getInt64();
+      auto& [m, samples] = devices[device];
+      m.device_id = device;
+      ++m.samples;
+      if (!q.isColumnNull(2)) {
+        int64_t allocated = q.getColumn(2).getInt64();
+        if (!m.peak_allocated || allocated > *m.peak_allocated) {
+          m.peak_allocated = allocated;
+          m.reserved_at_peak_alloc = q.isColumnNull(3) ? 0 : q.getColumn(3).getInt64();
+        }
+      }
+      if (!q.isColumnNull(3)) {
+        int64_t reserved = q.getColumn(3).getInt64();
+        if (!m.peak_reserved || reserved > *m.peak_reserved) m.peak_reserved = reserved;
+      }
+      samples.push_back({q.getColumn(1).getInt64(),
+                         q.isColumnNull(4) ? std::nullopt : std::optional<int64_t>(q.getColumn(4).getInt64())});
+    }
+  }
+  std::vector<Memory> out;
+  for (auto& [device, entry] : devices) {
+    auto& [m, samples] = entry;
+    std::stable_sort(samples.begin(), samples.end(),
+                     [](const Sample& a, const Sample& b) { return a.ts_ns < b.ts_ns; });
+    bool ties = std::adjacent_find(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) {
+                  return a.ts_ns == b.ts_ns;
+                }) != samples.end();
+    std::optional<int64_t> best;
+    if (!ties) {
+      std::optional<int64_t> sum;  // sum() over the rows so far: NULL until a non-NULL delta
+      for (const auto& x : samples) {
+        if (x.delta) sum = sum.value_or(0) + *x.delta;
+        if (sum && (!best || *sum > *best)) best = sum;
+      }
+    } else {
+      // Equal timestamps: the running sum depends on SQLite's order among them; let it decide.
+      SQLite::Statement q(
+          db,
+          "SELECT max(c) FROM (SELECT sum(delta_bytes) OVER (ORDER BY ts_ns ROWS UNBOUNDED PRECEDING) c "
+          "FROM memory_sample WHERE trace_id = ? AND device_id = ?)");
+      q.bind(1, trace_id);
+      q.bind(2, device);
+      if (q.executeStep() && !q.isColumnNull(0)) best = q.getColumn(0).getInt64();
+    }
+    if (best) m.delta_lower_bound = std::max<int64_t>(0, *best);
+    out.push_back(m);
+  }
+  return out;
+}
+
 class BatchSize final : public Detector {
  public:
   explicit BatchSize(const OptionValues& o)
@@ -89,46 +154,18 @@ class BatchSize final : public Detector {
   void run(const Facts& facts, int64_t trace_id, FindingSink& sink) const override {
     const TraceSummary* s = facts.summary(trace_id);
     auto& db = facts.db();
-    std::vector<Memory> mems;
-    {
-      SQLite::Statement q(db,
-                          "SELECT device_id, count(*), max(allocated_bytes), max(reserved_bytes) FROM memory_sample "
-                          "WHERE trace_id = ? AND device_id >= 0 GROUP BY device_id ORDER BY device_id");
-      q.bind(1, trace_id);
-      while (q.executeStep()) {
-        Memory m;
-        m.device_id = q.getColumn(0).getInt64();
-        m.samples = q.getColumn(1).getInt64();
-        if (!q.isColumnNull(2)) m.peak_allocated = q.getColumn(2).getInt64();
-        if (!q.isColumnNull(3)) m.peak_reserved = q.getColumn(3).getInt64();
-        mems.push_back(m);
-      }
-    }
-    for (auto& m : mems) {
-      SQLite::Statement q(
-          db,
-          "SELECT max(c) FROM (SELECT sum(delta_bytes) OVER (ORDER BY ts_ns ROWS UNBOUNDED PRECEDING) c "
-          "FROM memory_sample WHERE trace_id = ? AND device_id = ?)");
-      q.bind(1, trace_id);
-      q.bind(2, m.device_id);
-      if (q.executeStep() && !q.isColumnNull(0)) m.delta_lower_bound = std::max<int64_t>(0, q.getColumn(0).getInt64());
-      if (m.peak_allocated) {
-        SQLite::Statement r(
-            db,
-            "SELECT COALESCE(reserved_bytes, 0) FROM memory_sample WHERE trace_id = ? AND device_id = ? "
-            "AND allocated_bytes = ? LIMIT 1");
-        r.bind(1, trace_id);
-        r.bind(2, m.device_id);
-        r.bind(3, *m.peak_allocated);
-        if (r.executeStep()) m.reserved_at_peak_alloc = r.getColumn(0).getInt64();
-      }
-    }
+    std::vector<Memory> mems = read_memory(db, trace_id);
     bool training = exists(db,
                            "SELECT EXISTS (SELECT 1 FROM _op WHERE trace_id = ? AND pass IN ('optimizer')) "
                            "OR EXISTS (SELECT 1 FROM _range WHERE trace_id = ? AND name_id IN (SELECT id FROM string "
                            "WHERE value LIKE 'Optimizer.step#%' OR value LIKE '%Backward%'))",
                            trace_id) != 0;
-    auto batch = guess_batch(db, trace_id);
+    // Read only when a finding needs it (a scan of every op).
+    std::optional<std::optional<BatchGuess>> batch_guess;
+    auto batch = [&]() -> const std::optional<BatchGuess>& {
+      if (!batch_guess) batch_guess = guess_batch(db, trace_id);
+      return *batch_guess;
+    };
 
     for (const auto& m : mems) {
       int64_t capacity = 0;
@@ -155,7 +192,7 @@ class BatchSize final : public Detector {
       // lower bound from deltas.
       int64_t held = m.peak_reserved.value_or(m.peak_allocated.value_or(m.delta_lower_bound));
       if (static_cast<double>(held) > limit_share_ * static_cast<double>(capacity)) {
-        report_limit(facts, trace_id, m, held, capacity, device, batch, training, sink);
+        report_limit(facts, trace_id, m, held, capacity, device, batch(), training, sink);
         continue;
       }
       // Too small: needs the true peak (totals), a host-bound device and headroom.
@@ -174,7 +211,7 @@ class BatchSize final : public Detector {
       int64_t k = 1;
       while (k * 2 <= limit) k *= 2;
       if (k < 2) continue;
-      report_small(facts, trace_id, *d, m, peak, capacity, device, batch, training, k, waits, sink);
+      report_small(facts, trace_id, *d, m, peak, capacity, device, batch(), training, k, waits, sink);
     }
   }
 
@@ -315,11 +352,12 @@ class BatchSize final : public Detector {
     problem +=
         " One larger input or a longer sequence can end the run with an out-of-memory error. " + batch_text(batch);
     // Autocast is advice only where the math still runs in FP32.
-    bool mixed = exists(db,
-                        "SELECT EXISTS (SELECT 1 FROM _op o JOIN _range r ON r.id = o.range_id WHERE o.trace_id = ? "
-                        "AND o.tc_eligible = 1 AND r.input_types_id IN (SELECT id FROM string WHERE value LIKE '%Half%' "
-                        "OR value LIKE '%BFloat16%' OR value LIKE '%Float8%'))",
-                        trace_id) != 0;
+    bool mixed =
+        exists(db,
+               "SELECT EXISTS (SELECT 1 FROM _op o JOIN _range r ON r.id = o.range_id WHERE o.trace_id = ? "
+               "AND o.tc_eligible = 1 AND r.input_types_id IN (SELECT id FROM string WHERE value LIKE '%Half%' "
+               "OR value LIKE '%BFloat16%' OR value LIKE '%Float8%'))",
+               trace_id) != 0;
     int64_t major = 0;
     {
       SQLite::Statement q(db, "SELECT COALESCE(compute_major, 0) FROM device WHERE trace_id = ? AND device_id = ?");
