@@ -226,28 +226,51 @@ void load_rest(sqlite3* store, TraceData& t) {
   }
 }
 
-void load_strings(sqlite3* store, TraceData& t) {
-  // Text of the names in use: few distinct ids, looked up one by one instead of scanning every
-  // fact table again.
-  {
-    std::vector<int64_t> ids;
-    ids.reserve(t.ranges.size() + t.apis.size() + t.gpu.size());
-    for (const auto& r : t.ranges) {
-      ids.push_back(r.name_id);
-      if (r.input_types_id != kNone) ids.push_back(r.input_types_id);
+// Reads the text of `ids` (any order, repeats allowed) into `out`. When the ids cover a good part
+// of their id range (nsys emit_nvtx names: one string per range) one ordered scan of that range
+// beats a B-tree seek per id; otherwise seeks, in id order.
+void read_strings(sqlite3* store, std::vector<int64_t> ids, std::unordered_map<int64_t, std::string>& out) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  if (ids.empty()) return;
+  out.reserve(out.size() + ids.size());
+  int64_t lo = ids.front(), hi = ids.back();
+  if (static_cast<double>(ids.size()) * 4 >= static_cast<double>(hi - lo + 1)) {
+    Sql q(store, "SELECT id, value FROM string WHERE id BETWEEN ? AND ?");
+    q.bind(1, lo).bind(2, hi);
+    auto next = ids.begin();
+    while (next != ids.end() && q.step()) {
+      int64_t id = q.i64(0);
+      while (next != ids.end() && *next < id) ++next;
+      if (next != ids.end() && *next == id) out.emplace(id, q.text(1));
     }
-    for (const auto& a : t.apis) ids.push_back(a.name_id);
-    for (const auto& g : t.gpu)
-      if (g.name_id != kNone) ids.push_back(g.name_id);
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    Sql q(store, "SELECT value FROM string WHERE id = ?");
-    for (int64_t id : ids) {
-      q.bind(1, id);
-      if (q.step()) t.strings.emplace(id, q.text(0));
-      q.reset();
-    }
+    return;
   }
+  Sql q(store, "SELECT value FROM string WHERE id = ?");
+  for (int64_t id : ids) {
+    q.bind(1, id);
+    if (q.step()) out.emplace(id, q.text(0));
+    q.reset();
+  }
+}
+
+std::vector<int64_t> range_string_ids(const TraceData& t) {
+  std::vector<int64_t> ids;
+  ids.reserve(t.ranges.size());
+  for (const auto& r : t.ranges) {
+    ids.push_back(r.name_id);
+    if (r.input_types_id != kNone) ids.push_back(r.input_types_id);
+  }
+  return ids;
+}
+
+std::vector<int64_t> other_string_ids(const TraceData& t) {
+  std::vector<int64_t> ids;
+  ids.reserve(t.apis.size() + t.gpu.size());
+  for (const auto& a : t.apis) ids.push_back(a.name_id);
+  for (const auto& g : t.gpu)
+    if (g.name_id != kNone) ids.push_back(g.name_id);
+  return ids;
 }
 
 }  // namespace
@@ -262,29 +285,36 @@ TraceData load_trace(Store& store, int64_t trace_id) {
     reader = store.open_reader();
   } catch (const std::exception&) {
   }
+  // Names are read where their rows were: the range names (most of the distinct texts in nsys
+  // exports) on the second connection too.
   sqlite3* db = store.db().getHandle();
   if (!reader) {
     load_ranges(db, t);
     load_rest(db, t);
+    read_strings(db, range_string_ids(t), t.strings);
+    read_strings(db, other_string_ids(t), t.strings);
   } else {
     std::exception_ptr failed;
+    std::unordered_map<int64_t, std::string> range_strings;
     std::thread ranges([&] {
       try {
         load_ranges(reader->getHandle(), t);
+        read_strings(reader->getHandle(), range_string_ids(t), range_strings);
       } catch (...) {
         failed = std::current_exception();
       }
     });
     try {
       load_rest(db, t);
+      read_strings(db, other_string_ids(t), t.strings);
     } catch (...) {
       ranges.join();
       throw;
     }
     ranges.join();
     if (failed) std::rethrow_exception(failed);
+    t.strings.merge(range_strings);
   }
-  load_strings(db, t);
   return t;
 }
 
