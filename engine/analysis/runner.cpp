@@ -18,6 +18,7 @@
 #include "engine/analysis/facts.hpp"
 #include "engine/analysis/ranking.hpp"
 #include "engine/common/error.hpp"
+#include "engine/common/jobs.hpp"
 #include "engine/common/suggest.hpp"
 
 namespace proflint {
@@ -119,19 +120,7 @@ void run_task(AnalysisTask& task, const Facts& facts, const RuleLimits& limits) 
   task.findings = std::move(sink.findings);
 }
 
-// How many threads analysis may use: `requested` when not 0, else PROFLINT_JOBS when set (1 =
-// everything on the calling thread), else the machine's cores, at most 8.
-unsigned analysis_jobs(unsigned requested) {
-  if (requested > 0) return requested;
-  if (const char* env = std::getenv("PROFLINT_JOBS")) {
-    char* end = nullptr;
-    long n = std::strtol(env, &end, 10);
-    if (end != env && *end == '\0' && n >= 1) return static_cast<unsigned>(std::min(n, 64L));
-  }
-  return std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-}
-
-// Runs the tasks on up to analysis_jobs() threads, each with its own read-only connection to the
+// Runs the tasks on up to available_jobs() threads, each with its own read-only connection to the
 // store (SQLite connections are not shared between threads); the calling thread works on the
 // store's own connection. Facts are never written during analysis, so every connection sees the
 // same committed store. Falls back to one thread when no second connection can be opened.
@@ -139,7 +128,7 @@ void run_tasks(Store& store, const Facts& facts, std::vector<AnalysisTask>& task
                unsigned requested_jobs) {
   size_t runnable = static_cast<size_t>(
       std::count_if(tasks.begin(), tasks.end(), [](const AnalysisTask& t) { return !t.label.empty(); }));
-  unsigned jobs = static_cast<unsigned>(std::min<size_t>(analysis_jobs(requested_jobs), runnable));
+  unsigned jobs = static_cast<unsigned>(std::min<size_t>(available_jobs(requested_jobs), runnable));
   std::vector<std::unique_ptr<SQLite::Database>> readers;
   try {
     for (unsigned i = 1; i < jobs; ++i) readers.push_back(store.open_reader());

@@ -17,6 +17,9 @@ struct LoadOptions {
   ImportOptions import;
   DeriveOptions derive;
   bool rederive = false;  // re-run derivation on a saved store (set when derive options were given)
+  // Threads for importing several files at once: 0 = PROFLINT_JOBS when set, else the machine's
+  // cores (at most 8). The store built does not depend on it.
+  unsigned jobs = 0;
 };
 
 // Imports every path (a profile, or a saved store when it is the only input) and derives.
