@@ -58,11 +58,13 @@ IterationSummary summarize_iterations(SQLite::Database& db, int64_t trace_id, co
 // `range` restricts GPU work to the iterations the derivation aggregated (--iter-start/--iter-stop,
 // recorded in trace.iter_start/iter_stop): the breakdown window is restricted, so the sums beside it
 // must be too. It is "" when unrestricted, else " AND <col> BETWEEN lo AND hi" with integers.
-DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t device_id, const std::string& range = "") {
+DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t device_id,
+                               const std::string& range = "") {
   DeviceSummary d;
   d.device_id = device_id;
   {
-    SQLite::Statement q(db, "SELECT name, compute_major, compute_minor FROM device WHERE trace_id = ? AND device_id = ?");
+    SQLite::Statement q(db,
+                        "SELECT name, compute_major, compute_minor FROM device WHERE trace_id = ? AND device_id = ?");
     q.bind(1, trace_id);
     q.bind(2, device_id);
     if (q.executeStep()) {
@@ -72,7 +74,8 @@ DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t d
     }
   }
   {
-    SQLite::Statement q(db, "SELECT category, time_ns FROM breakdown WHERE trace_id = ? AND device_id = ? AND iteration = -1");
+    SQLite::Statement q(
+        db, "SELECT category, time_ns FROM breakdown WHERE trace_id = ? AND device_id = ? AND iteration = -1");
     q.bind(1, trace_id);
     q.bind(2, device_id);
     while (q.executeStep()) d.breakdown_ns[q.getColumn(0).getString()] = q.getColumn(1).getInt64();
@@ -83,10 +86,18 @@ DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t d
     if (cat == "kernel_tc" || cat == "kernel_other" || cat == "communication" || cat == "memcpy" || cat == "memset")
       d.gpu_busy_ns += ns;
   }
-  SQLite::Statement k(db, "SELECT count(*), COALESCE(sum(dur_ns),0), "
-                          "COALESCE(sum(CASE WHEN is_tensor_core = 1 THEN dur_ns END),0), "
-                          "COALESCE(sum(CASE WHEN category = 'communication' THEN dur_ns END),0) "
-                          "FROM _kernel WHERE trace_id = ? AND device_id IS ?" + range);
+  // One scan of the device's kernels for all kernel figures; the Tensor-Core-eligible time looks
+  // up the op only for non-Tensor-Core GEMM/conv/attention kernels (a second kernel ⋈ op scan before).
+  // Eligible-but-not-used counts only the math kernels of eligible ops: helper kernels of a conv
+  // (im2col, transposes) could not have used Tensor Cores anyway.
+  SQLite::Statement k(db,
+                      "SELECT count(*), COALESCE(sum(dur_ns),0), "
+                      "COALESCE(sum(CASE WHEN is_tensor_core = 1 THEN dur_ns END),0), "
+                      "COALESCE(sum(CASE WHEN category = 'communication' THEN dur_ns END),0), "
+                      "COALESCE(sum(CASE WHEN is_tensor_core = 0 AND category IN ('gemm', 'conv', 'attention') "
+                      "AND (SELECT o.tc_eligible FROM _op o WHERE o.id = k.op_id) = 1 THEN dur_ns END),0) "
+                      "FROM _kernel k WHERE trace_id = ? AND device_id IS ?" +
+                          range);
   k.bind(1, trace_id);
   k.bind(2, device_id);
   if (k.executeStep()) {
@@ -94,8 +105,12 @@ DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t d
     d.kernel_time_ns = k.getColumn(1).getInt64();
     d.tensor_core_time_ns = k.getColumn(2).getInt64();
     d.communication_time_ns = k.getColumn(3).getInt64();
+    d.tc_eligible_not_used_ns = k.getColumn(4).getInt64();
   }
-  SQLite::Statement m(db, "SELECT count(*), COALESCE(sum(dur_ns),0), COALESCE(sum(bytes),0) FROM _memcpy WHERE trace_id = ? AND device_id IS ?" + range);
+  SQLite::Statement m(db,
+                      "SELECT count(*), COALESCE(sum(dur_ns),0), COALESCE(sum(bytes),0) FROM _memcpy WHERE trace_id = "
+                      "? AND device_id IS ?" +
+                          range);
   m.bind(1, trace_id);
   m.bind(2, device_id);
   if (m.executeStep()) {
@@ -103,16 +118,12 @@ DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t d
     d.memcpy_time_ns = m.getColumn(1).getInt64();
     d.memcpy_bytes = m.getColumn(2).getInt64();
   }
-  d.memset_time_ns = scalar(db, ("SELECT sum(dur_ns) FROM _memset WHERE trace_id = ? AND device_id IS ?" + range).c_str(), trace_id, device_id);
-  // Eligible-but-not-used counts only the math kernels of eligible ops: helper kernels of a conv
-  // (im2col, transposes) could not have used Tensor Cores anyway.
-  std::string k_range = range.empty() ? "" : " AND k." + range.substr(5);
-  d.tc_eligible_not_used_ns = scalar(db,
-      ("SELECT sum(k.dur_ns) FROM _kernel k JOIN _op o ON o.id = k.op_id "
-       "WHERE k.trace_id = ? AND k.device_id IS ? AND o.tc_eligible = 1 AND k.is_tensor_core = 0 "
-       "AND k.category IN ('gemm', 'conv', 'attention')" + k_range).c_str(), trace_id, device_id);
+  d.memset_time_ns =
+      scalar(db, ("SELECT sum(dur_ns) FROM _memset WHERE trace_id = ? AND device_id IS ?" + range).c_str(), trace_id,
+             device_id);
   if (d.window_ns > 0) d.gpu_utilization = static_cast<double>(d.kernel_busy_ns) / static_cast<double>(d.window_ns);
-  if (d.kernel_time_ns > 0) d.tensor_core_share = static_cast<double>(d.tensor_core_time_ns) / static_cast<double>(d.kernel_time_ns);
+  if (d.kernel_time_ns > 0)
+    d.tensor_core_share = static_cast<double>(d.tensor_core_time_ns) / static_cast<double>(d.kernel_time_ns);
   return d;
 }
 
@@ -121,9 +132,11 @@ DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t d
 std::vector<TraceSummary> summarize(Store& store) {
   auto& db = store.db();
   std::vector<TraceSummary> out;
-  SQLite::Statement traces(db, "SELECT trace_id, path, format, format_version, tool_version, framework, vendor, comm_backend, "
-                               "rank, world_size, COALESCE(end_ns - start_ns, 0), event_count, iteration_source "
-                               "FROM trace ORDER BY trace_id");
+  SQLite::Statement traces(
+      db,
+      "SELECT trace_id, path, format, format_version, tool_version, framework, vendor, comm_backend, "
+      "rank, world_size, COALESCE(end_ns - start_ns, 0), event_count, iteration_source "
+      "FROM trace ORDER BY trace_id");
   while (traces.executeStep()) {
     TraceSummary t;
     t.trace_id = traces.getColumn(0).getInt64();
@@ -148,7 +161,8 @@ std::vector<TraceSummary> summarize(Store& store) {
     s.op_count = scalar(db, "SELECT count(*) FROM _op WHERE trace_id = ? AND range_id IS NOT NULL", s.trace_id);
     s.devices_listed = scalar(db, "SELECT count(*) FROM device WHERE trace_id = ?", s.trace_id);
     s.has_gpu_work = s.kernel_count + s.memcpy_count + s.memset_count > 0;
-    SQLite::Statement devs(db, "SELECT DISTINCT device_id FROM breakdown WHERE trace_id = ? AND device_id >= 0 ORDER BY device_id");
+    SQLite::Statement devs(
+        db, "SELECT DISTINCT device_id FROM breakdown WHERE trace_id = ? AND device_id >= 0 ORDER BY device_id");
     devs.bind(1, s.trace_id);
     std::string range;
     {
@@ -160,14 +174,16 @@ std::vector<TraceSummary> summarize(Store& store) {
         range = " AND iteration BETWEEN " + std::to_string(lo) + " AND " + std::to_string(hi);
       }
     }
-    while (devs.executeStep()) s.devices.push_back(summarize_device(db, s.trace_id, devs.getColumn(0).getInt64(), range));
+    while (devs.executeStep())
+      s.devices.push_back(summarize_device(db, s.trace_id, devs.getColumn(0).getInt64(), range));
     s.iterations = summarize_iterations(db, s.trace_id, source, range);
-    SQLite::Statement issues(db, "SELECT kind, count, COALESCE(example,''), COALESCE(location,'') FROM import_issue "
-                                 "WHERE trace_id = ? ORDER BY count DESC, kind");
+    SQLite::Statement issues(db,
+                             "SELECT kind, count, COALESCE(example,''), COALESCE(location,'') FROM import_issue "
+                             "WHERE trace_id = ? ORDER BY count DESC, kind");
     issues.bind(1, s.trace_id);
     while (issues.executeStep()) {
-      s.issues.push_back({issues.getColumn(0).getString(), issues.getColumn(2).getString(), issues.getColumn(3).getString(),
-                          issues.getColumn(1).getInt64()});
+      s.issues.push_back({issues.getColumn(0).getString(), issues.getColumn(2).getString(),
+                          issues.getColumn(3).getString(), issues.getColumn(1).getInt64()});
     }
   }
   return out;
