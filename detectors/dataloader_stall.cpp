@@ -63,7 +63,8 @@ std::string iteration_label(const Iter& it) {
 
 std::string range_label(const std::vector<Iter>& iters, int64_t first, int64_t last) {
   if (first == last) return iteration_label(iters[static_cast<size_t>(first)]);
-  return fmt::format("{} … {}", iteration_label(iters[static_cast<size_t>(first)]), iteration_label(iters[static_cast<size_t>(last)]));
+  return fmt::format("{} … {}", iteration_label(iters[static_cast<size_t>(first)]),
+                     iteration_label(iters[static_cast<size_t>(last)]));
 }
 
 // Same windows as the derived breakdown: iteration k runs from max(start_k, end of window k-1) to
@@ -112,7 +113,8 @@ class DataloaderStall final : public Detector {
   };
 
   static std::vector<Iter> load_iterations(const Facts& facts, int64_t trace_id) {
-    SQLite::Statement q(facts.db(),
+    SQLite::Statement q(
+        facts.db(),
         "SELECT iteration, number, coalesce(name, ''), start_ns, end_ns, gpu_start_ns, gpu_end_ns FROM iteration "
         "WHERE trace_id = ? ORDER BY iteration");
     q.bind(1, trace_id);
@@ -134,14 +136,20 @@ class DataloaderStall final : public Detector {
   // The host-side DataLoader/DataPipe fetch annotations (the same names the breakdown counts as
   // 'dataloader'): `enumerate(DataLoader)#…__next__`, `enumerate(DataPipe)#…`, and emit_nvtx copies.
   static std::vector<Annotation> load_annotations(const Facts& facts, int64_t trace_id) {
-    SQLite::Statement q(facts.db(),
+    // instr(value, 'Data') first: every pattern contains it, and one failed search per string
+    // (nsys stores can hold ~10^6 distinct range names) is cheaper than three.
+    SQLite::Statement q(
+        facts.db(),
         "SELECT id, name, start_ns, dur_ns FROM range WHERE +trace_id = ? AND kind != 'gpu_user_annotation' AND "
-        "name_id IN (SELECT id FROM string WHERE instr(value, 'enumerate(DataLoader)') > 0 OR "
-        "instr(value, 'enumerate(DataPipe)') > 0 OR (instr(value, 'DataLoader') > 0 AND instr(value, '__next__') > 0)) ORDER BY start_ns, id");
+        "name_id IN (SELECT id FROM string WHERE instr(value, 'Data') > 0 AND (instr(value, 'enumerate(DataLoader)') > "
+        "0 OR "
+        "instr(value, 'enumerate(DataPipe)') > 0 OR (instr(value, 'DataLoader') > 0 AND instr(value, '__next__') > "
+        "0))) ORDER BY start_ns, id");
     q.bind(1, trace_id);
     std::vector<Annotation> out;
     while (q.executeStep())
-      out.push_back({q.getColumn(0).getInt64(), q.getColumn(2).getInt64(), q.getColumn(3).getInt64(), q.getColumn(1).getString()});
+      out.push_back({q.getColumn(0).getInt64(), q.getColumn(2).getInt64(), q.getColumn(3).getInt64(),
+                     q.getColumn(1).getString()});
     return out;
   }
 
@@ -152,19 +160,23 @@ class DataloaderStall final : public Detector {
   }
 
   // breakdown rows: device -> iteration -> (dataloader ns, window ns).
-  static std::map<int64_t, std::map<int64_t, std::pair<int64_t, int64_t>>> load_breakdown(const Facts& facts, int64_t trace_id) {
-    SQLite::Statement q(facts.db(),
+  static std::map<int64_t, std::map<int64_t, std::pair<int64_t, int64_t>>> load_breakdown(const Facts& facts,
+                                                                                          int64_t trace_id) {
+    SQLite::Statement q(
+        facts.db(),
         "SELECT device_id, iteration, sum(CASE WHEN category = 'dataloader' THEN time_ns ELSE 0 END), sum(time_ns) "
         "FROM breakdown WHERE trace_id = ? AND device_id >= 0 GROUP BY device_id, iteration");
     q.bind(1, trace_id);
     std::map<int64_t, std::map<int64_t, std::pair<int64_t, int64_t>>> out;
     while (q.executeStep())
-      out[q.getColumn(0).getInt64()][q.getColumn(1).getInt64()] = {q.getColumn(2).getInt64(), q.getColumn(3).getInt64()};
+      out[q.getColumn(0).getInt64()][q.getColumn(1).getInt64()] = {q.getColumn(2).getInt64(),
+                                                                   q.getColumn(3).getInt64()};
     return out;
   }
 
-  void report_annotated(const Facts& facts, int64_t trace_id, const TraceSummary& summary, const std::vector<Iter>& iters,
-                        const std::vector<Annotation>& annotations, FindingSink& sink) const {
+  void report_annotated(const Facts& facts, int64_t trace_id, const TraceSummary& summary,
+                        const std::vector<Iter>& iters, const std::vector<Annotation>& annotations,
+                        FindingSink& sink) const {
     auto breakdown = load_breakdown(facts, trace_id);
     // The device that waited longest: a fetch stalls every device its process feeds, but the wall
     // time is lost once.
@@ -192,16 +204,20 @@ class DataloaderStall final : public Detector {
   // markers excluded) that started in the step's window and is still open at the first call that
   // launched GPU work in the step. Host time before it is input preparation; host time inside it
   // (a DataParallel scatter, the forward) is not.
-  static std::map<int64_t, int64_t> model_work_starts(const Facts& facts, int64_t trace_id, const std::vector<Iter>& iters,
+  static std::map<int64_t, int64_t> model_work_starts(const Facts& facts, int64_t trace_id,
+                                                      const std::vector<Iter>& iters,
                                                       const std::vector<Interval>& windows) {
-    SQLite::Statement first(facts.db(),
+    SQLite::Statement first(
+        facts.db(),
         "SELECT a.iteration, a.pid, min(a.start_ns) FROM api_call a WHERE a.trace_id = ?1 AND a.iteration IS NOT NULL "
         "AND a.id IN (SELECT api_call_id FROM _kernel WHERE trace_id = ?1 UNION SELECT api_call_id FROM _memcpy WHERE "
         "trace_id = ?1 UNION SELECT api_call_id FROM _memset WHERE trace_id = ?1) GROUP BY a.iteration");
     first.bind(1, trace_id);
-    SQLite::Statement outer(facts.db(),
+    SQLite::Statement outer(
+        facts.db(),
         "SELECT min(start_ns) FROM range WHERE trace_id = ? AND pid IS ? AND start_ns <= ? AND end_ns >= ? "
-        "AND start_ns >= ? AND kind IN ('cpu_op', 'user_annotation', 'nvtx') AND name NOT LIKE 'ProfilerStep#%' AND name != ?");
+        "AND start_ns >= ? AND kind IN ('cpu_op', 'user_annotation', 'nvtx') AND name NOT LIKE 'ProfilerStep#%' AND "
+        "name != ?");
     std::map<int64_t, int64_t> out;
     while (first.executeStep()) {
       int64_t k = first.getColumn(0).getInt64();
@@ -210,7 +226,10 @@ class DataloaderStall final : public Detector {
       out[k] = launch;
       outer.reset();
       outer.bind(1, trace_id);
-      if (first.getColumn(1).isNull()) outer.bind(2); else outer.bind(2, first.getColumn(1).getInt64());
+      if (first.getColumn(1).isNull())
+        outer.bind(2);
+      else
+        outer.bind(2, first.getColumn(1).getInt64());
       outer.bind(3, launch);
       outer.bind(4, launch);
       outer.bind(5, windows[static_cast<size_t>(k)].start);
@@ -228,9 +247,9 @@ class DataloaderStall final : public Detector {
     auto windows = windows_of(iters);
     auto model_start = model_work_starts(facts, trace_id, iters, windows);
     SQLite::Statement q(facts.db(),
-        "SELECT device_id, start_ns, end_ns FROM kernel WHERE trace_id = ?1 UNION ALL "
-        "SELECT device_id, start_ns, end_ns FROM memcpy WHERE trace_id = ?1 UNION ALL "
-        "SELECT device_id, start_ns, end_ns FROM memset WHERE trace_id = ?1");
+                        "SELECT device_id, start_ns, end_ns FROM kernel WHERE trace_id = ?1 UNION ALL "
+                        "SELECT device_id, start_ns, end_ns FROM memcpy WHERE trace_id = ?1 UNION ALL "
+                        "SELECT device_id, start_ns, end_ns FROM memset WHERE trace_id = ?1");
     q.bind(1, trace_id);
     std::map<int64_t, std::vector<Interval>> busy;
     while (q.executeStep()) {
@@ -291,8 +310,9 @@ class DataloaderStall final : public Detector {
       }
     }
     const bool have_steps = !steps.empty() && step_window > 0;
-    double total_share = have_steps ? static_cast<double>(step_stall) / static_cast<double>(step_window)
-                                    : static_cast<double>(whole_stall) / static_cast<double>(std::max<int64_t>(1, whole_window));
+    double total_share =
+        have_steps ? static_cast<double>(step_stall) / static_cast<double>(step_window)
+                   : static_cast<double>(whole_stall) / static_cast<double>(std::max<int64_t>(1, whole_window));
     double median_share = have_steps ? median(shares) : total_share;
     if (std::max(total_share, median_share) < min_share_) return;
     if ((have_steps ? step_stall : whole_stall) < min_stall_ns_) return;
@@ -323,20 +343,22 @@ class DataloaderStall final : public Detector {
     } else if (have_steps) {
       where = fmt::format("over {} steps", steps.size());
     }
-    std::string per_step = have_steps ? fmt::format("median {} of step time ({} per step), ", format_percent(median_share),
-                                                    format_ns(median_ns(stalls)))
+    std::string per_step = have_steps ? fmt::format("median {} of step time ({} per step), ",
+                                                    format_percent(median_share), format_ns(median_ns(stalls)))
                                       : std::string();
     int64_t shown_stall = have_steps ? step_stall : whole_stall;
     int64_t shown_window = have_steps ? step_window : whole_window;
     if (annotated) {
       std::string names;
       std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> sorted(by_name.begin(), by_name.end());
-      std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+      std::sort(sorted.begin(), sorted.end(),
+                [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
       for (size_t i = 0; i < sorted.size() && i < 2; ++i)
         names += fmt::format("{}`{}` ({}×, {} on the host)", i ? "; " : "", sorted[i].first, sorted[i].second.first,
                              format_ns(sorted[i].second.second));
       f.problem = fmt::format(
-          "GPU {} sat idle waiting for DataLoader fetches {}: {}{} in all ({} of the {} covered). Fetches: {}; the part "
+          "GPU {} sat idle waiting for DataLoader fetches {}: {}{} in all ({} of the {} covered). Fetches: {}; the "
+          "part "
           "that overlapped GPU work is not counted.",
           device, where.empty() ? "during the capture" : where, per_step, format_ns(shown_stall),
           format_percent(static_cast<double>(shown_stall) / static_cast<double>(std::max<int64_t>(1, shown_window))),
@@ -354,7 +376,8 @@ class DataloaderStall final : public Detector {
     const std::string loader_fix =
         "DataLoader(dataset, batch_size=…, num_workers=N, pin_memory=True, persistent_workers=True, prefetch_factor=2)";
     const std::string workers_hint =
-        "Choose N from the CPU cores this process may use: start at min(8, len(os.sched_getaffinity(0)) // GPUs per node) "
+        "Choose N from the CPU cores this process may use: start at min(8, len(os.sched_getaffinity(0)) // GPUs per "
+        "node) "
         "and raise it (and prefetch_factor) until the DataLoader share in a new profile is a few percent";
     const std::string heavy_hint =
         "If the workers are busy decoding and augmenting (images, audio), move that work to the GPU (NVIDIA DALI, or "
@@ -364,30 +387,36 @@ class DataloaderStall final : public Detector {
         "TensorFlow: dataset.map(..., num_parallel_calls=tf.data.AUTOTUNE).cache().prefetch(tf.data.AUTOTUNE)";
     if (multi && !single) {
       f.recommendation = fmt::format(
-          "The DataLoader already uses worker processes but they do not keep up. Give it more parallelism and look-ahead: "
+          "The DataLoader already uses worker processes but they do not keep up. Give it more parallelism and "
+          "look-ahead: "
           "{} with a larger N and prefetch_factor=4. {}. {}. {}.",
           loader_fix, workers_hint, heavy_hint, tf_hint);
     } else if (annotated) {
       f.recommendation = fmt::format(
-          "Load batches in background worker processes so the next batch is ready when the step starts: {}{}. {}. {}. {}.",
+          "Load batches in background worker processes so the next batch is ready when the step starts: {}{}. {}. {}. "
+          "{}.",
           loader_fix, single ? " (the profile shows num_workers=0: batches are built in the training process)" : "",
           workers_hint, heavy_hint, tf_hint);
     } else {
       f.recommendation = fmt::format(
-          "Find what the host does before each step's first copy or kernel (record_function around the batch fetch makes "
+          "Find what the host does before each step's first copy or kernel (record_function around the batch fetch "
+          "makes "
           "it visible). If it is input loading: {}. {}. {}. {}.",
           loader_fix, workers_hint, heavy_hint, tf_hint);
     }
 
     // Wall time recovered: the stall inside the covered steps extrapolated to the capture window,
     // never more than the stall measured over the whole capture.
-    int64_t scaled = have_steps ? static_cast<int64_t>(static_cast<double>(step_stall) * static_cast<double>(summary.wall_ns) /
-                                                       static_cast<double>(step_window))
-                                : whole_stall;
+    int64_t scaled = have_steps
+                         ? static_cast<int64_t>(static_cast<double>(step_stall) * static_cast<double>(summary.wall_ns) /
+                                                static_cast<double>(step_window))
+                         : whole_stall;
     int64_t bound = annotated ? std::min(scaled, whole_stall) : std::min(scaled, std::max(whole_stall, step_stall));
-    f.estimated_savings_ns = static_cast<int64_t>(recoverable_fraction_ * static_cast<double>(std::max<int64_t>(0, bound)));
+    f.estimated_savings_ns =
+        static_cast<int64_t>(recoverable_fraction_ * static_cast<double>(std::max<int64_t>(0, bound)));
     f.savings_method = fmt::format(
-        "GPU-idle time overlapped with data loading per step, summed over the steps and scaled to the wall time (capped "
+        "GPU-idle time overlapped with data loading per step, summed over the steps and scaled to the wall time "
+        "(capped "
         "at the idle time measured over the whole capture), x {:.2f} (recoverable_fraction: the share a parallel, "
         "prefetching loader hides)",
         recoverable_fraction_);
@@ -415,9 +444,13 @@ class DataloaderStall final : public Detector {
     }
     if (annotated) {
       f.evidence["dataloader_host_time_ns"] = host_time;
-      f.evidence["loader"] = single ? "single-process (num_workers=0)" : multi ? "multi-process workers" : datapipe ? "DataPipe" : "unknown";
+      f.evidence["loader"] = single     ? "single-process (num_workers=0)"
+                             : multi    ? "multi-process workers"
+                             : datapipe ? "DataPipe"
+                                        : "unknown";
       nlohmann::ordered_json names = nlohmann::ordered_json::array();
-      for (const auto& [name, v] : by_name) names.push_back({{"name", name}, {"count", v.first}, {"host_time_ns", v.second}});
+      for (const auto& [name, v] : by_name)
+        names.push_back({{"name", name}, {"count", v.first}, {"host_time_ns", v.second}});
       f.evidence["annotations"] = names;
       f.evidence["example_range_id"] = example;
     }

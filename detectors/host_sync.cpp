@@ -21,13 +21,22 @@ namespace proflint {
 namespace {
 
 constexpr std::array<std::string_view, 10> kSyncApis = {
-    "cudaDeviceSynchronize", "cudaThreadSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cuCtxSynchronize",
-    "cuStreamSynchronize",   "cuEventSynchronize",    "hipDeviceSynchronize",  "hipStreamSynchronize", "hipEventSynchronize"};
+    "cudaDeviceSynchronize", "cudaThreadSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
+    "cuCtxSynchronize",      "cuStreamSynchronize",   "cuEventSynchronize",    "hipDeviceSynchronize",
+    "hipStreamSynchronize",  "hipEventSynchronize"};
 
 // Framework ops whose result must be read on the host: .item(), `if tensor:`, nonzero/boolean masks.
-const std::set<std::string, std::less<>> kReadbackOps = {"item",          "_local_scalar_dense", "is_nonzero",       "nonzero",
-                                                         "equal",         "masked_select",       "_unique2",         "unique_consecutive",
-                                                         "unique_dim",    "allclose",            "repeat_interleave"};
+const std::set<std::string, std::less<>> kReadbackOps = {"item",
+                                                         "_local_scalar_dense",
+                                                         "is_nonzero",
+                                                         "nonzero",
+                                                         "equal",
+                                                         "masked_select",
+                                                         "_unique2",
+                                                         "unique_consecutive",
+                                                         "unique_dim",
+                                                         "allclose",
+                                                         "repeat_interleave"};
 // Blocking copies (.to()/.cpu()/.copy_() without non_blocking): sync-memcpy reports those.
 const std::set<std::string, std::less<>> kCopyOps = {"copy_", "to", "_to_copy", "cpu", "numpy"};
 
@@ -35,10 +44,14 @@ enum class SyncClass { explicit_sync, readback, library, copy };
 
 std::string_view class_name(SyncClass c) {
   switch (c) {
-    case SyncClass::explicit_sync: return "explicit";
-    case SyncClass::readback: return "readback";
-    case SyncClass::library: return "library";
-    case SyncClass::copy: return "copy";
+    case SyncClass::explicit_sync:
+      return "explicit";
+    case SyncClass::readback:
+      return "readback";
+    case SyncClass::library:
+      return "library";
+    case SyncClass::copy:
+      return "copy";
   }
   return "explicit";
 }
@@ -52,9 +65,9 @@ struct Sync {
   std::optional<int64_t> iteration;
   std::string api;
   SyncClass cls = SyncClass::explicit_sync;
-  std::string site;          // where it was called: innermost op chain, or "outside any op"
-  int64_t blocked = 0;       // host time blocked: the call, plus the memcpy it completes
-  int64_t idle_after = 0;    // GPU idle that followed, capped at `blocked`
+  std::string site;        // where it was called: innermost op chain, or "outside any op"
+  int64_t blocked = 0;     // host time blocked: the call, plus the memcpy it completes
+  int64_t idle_after = 0;  // GPU idle that followed, capped at `blocked`
   int64_t end() const { return start + dur; }
 };
 
@@ -89,7 +102,8 @@ class HostSync final : public Detector {
       if (s.iteration) iters_with[s.cls].insert(*s.iteration);
     }
     auto recurring = [&](SyncClass c) {
-      if (n_iter > 0) return static_cast<double>(iters_with[c].size()) >= min_iteration_fraction_ * static_cast<double>(n_iter);
+      if (n_iter > 0)
+        return static_cast<double>(iters_with[c].size()) >= min_iteration_fraction_ * static_cast<double>(n_iter);
       return count[c] >= min_count_;
     };
     const bool library_recurring = recurring(SyncClass::library);
@@ -139,16 +153,19 @@ class HostSync final : public Detector {
     bool fires_block = per_step && static_cast<double>(blocked_excess) >= min_block_share_ * wall;
     if (!fires_idle && !fires_block) return;
 
-    report(trace_id, *summary, syncs, avoidable, library_recurring, idle_total, blocked_excess, iters_with_excess, sink);
+    report(trace_id, *summary, syncs, avoidable, library_recurring, idle_total, blocked_excess, iters_with_excess,
+           sink);
   }
 
  private:
   static std::vector<Sync> load_syncs(const Facts& facts, int64_t trace_id) {
     std::string in;
     for (auto n : kSyncApis) in += fmt::format("{}'{}'", in.empty() ? "" : ", ", n);
-    SQLite::Statement q(facts.db(),
+    SQLite::Statement q(
+        facts.db(),
         "SELECT id, name, start_ns, dur_ns, coalesce(pid, -1), coalesce(tid, -1), iteration FROM api_call "
-        "WHERE trace_id = ? AND name IN (" + in + ") ORDER BY start_ns, id");
+        "WHERE trace_id = ? AND name IN (" +
+            in + ") ORDER BY start_ns, id");
     q.bind(1, trace_id);
     std::vector<Sync> out;
     while (q.executeStep()) {
@@ -170,9 +187,13 @@ class HostSync final : public Detector {
     SQLite::Statement op_of(facts.db(), "SELECT op_id FROM api_call WHERE id = ?");
     SQLite::Statement op_row(facts.db(), "SELECT name, op_type, parent_id FROM op WHERE id = ?");
     SQLite::Statement prev(facts.db(),
-        "SELECT name, start_ns + dur_ns, dur_ns FROM api_call WHERE trace_id = ? AND pid = ? AND tid = ? AND start_ns < ? "
-        "ORDER BY start_ns DESC LIMIT 1");
-    struct OpInfo { std::string name, type; std::optional<int64_t> parent; };
+                           "SELECT name, start_ns + dur_ns, dur_ns FROM api_call WHERE trace_id = ? AND pid = ? AND "
+                           "tid = ? AND start_ns < ? "
+                           "ORDER BY start_ns DESC LIMIT 1");
+    struct OpInfo {
+      std::string name, type;
+      std::optional<int64_t> parent;
+    };
     std::map<int64_t, OpInfo> cache;
     auto op_info = [&](int64_t id) -> const OpInfo& {
       auto it = cache.find(id);
@@ -216,13 +237,18 @@ class HostSync final : public Detector {
         if (prev.executeStep()) {
           std::string name = prev.getColumn(0).getString();
           int64_t end = prev.getColumn(1).getInt64();
-          if (name.find("emcpy") != std::string::npos && s.start - end <= copy_gap_ns_) memcpy_dur = prev.getColumn(2).getInt64();
+          if (name.find("emcpy") != std::string::npos && s.start - end <= copy_gap_ns_)
+            memcpy_dur = prev.getColumn(2).getInt64();
         }
       }
-      if (readback) s.cls = SyncClass::readback;
-      else if (copy || (unassociated && memcpy_dur > 0)) s.cls = SyncClass::copy;
-      else if (unassociated) s.cls = SyncClass::explicit_sync;
-      else s.cls = SyncClass::library;
+      if (readback)
+        s.cls = SyncClass::readback;
+      else if (copy || (unassociated && memcpy_dur > 0))
+        s.cls = SyncClass::copy;
+      else if (unassociated)
+        s.cls = SyncClass::explicit_sync;
+      else
+        s.cls = SyncClass::library;
       s.blocked = s.dur + (s.cls == SyncClass::readback || s.cls == SyncClass::copy ? memcpy_dur : 0);
       if (unassociated) {
         s.site = "outside any op";
@@ -240,9 +266,11 @@ class HostSync final : public Detector {
   // waits are left out (dataloader-stall reports them). Capped at the time the sync blocked: without
   // it, the host could have been at most that much further ahead.
   void measure_idle(const Facts& facts, int64_t trace_id, std::vector<Sync>& syncs) const {
-    SQLite::Statement q(facts.db(),
+    SQLite::Statement q(
+        facts.db(),
         "SELECT g.device_id, g.start_ns, g.end_ns, coalesce(a.start_ns, -1), coalesce(a.pid, -1) FROM ("
-        " SELECT device_id, start_ns, start_ns + dur_ns AS end_ns, api_call_id FROM _kernel WHERE trace_id = ?1 UNION ALL"
+        " SELECT device_id, start_ns, start_ns + dur_ns AS end_ns, api_call_id FROM _kernel WHERE trace_id = ?1 UNION "
+        "ALL"
         " SELECT device_id, start_ns, start_ns + dur_ns, api_call_id FROM _memcpy WHERE trace_id = ?1 UNION ALL"
         " SELECT device_id, start_ns, start_ns + dur_ns, api_call_id FROM _memset WHERE trace_id = ?1) g "
         "LEFT JOIN _api_call a ON a.id = g.api_call_id ORDER BY g.device_id, g.start_ns");
@@ -271,15 +299,18 @@ class HostSync final : public Detector {
       int64_t limit = nx == starts.end() ? INT64_MAX : *nx;
       std::vector<int64_t> devices;
       auto pd = devices_of_pid.find(s.pid);
-      if (pd != devices_of_pid.end()) devices.assign(pd->second.begin(), pd->second.end());
-      else for (const auto& [d, ops] : gpu) devices.push_back(d);
+      if (pd != devices_of_pid.end())
+        devices.assign(pd->second.begin(), pd->second.end());
+      else
+        for (const auto& [d, ops] : gpu) devices.push_back(d);
       int64_t best = 0;
       for (int64_t d : devices) {
         const auto& ops = gpu[d];
         const auto& pm = prefix_max_end[d];
         const int64_t t = s.end();
-        size_t i = static_cast<size_t>(std::lower_bound(ops.begin(), ops.end(), t, [](const GpuOp& o, int64_t v) { return o.start < v; }) -
-                                       ops.begin());
+        size_t i = static_cast<size_t>(
+            std::lower_bound(ops.begin(), ops.end(), t, [](const GpuOp& o, int64_t v) { return o.start < v; }) -
+            ops.begin());
         if (i > 0 && pm[i - 1] > t) continue;  // the GPU still had work: the queue did not drain
         int64_t prev_end = t, idle = 0;
         for (; i < ops.size(); ++i) {
@@ -304,10 +335,15 @@ class HostSync final : public Detector {
   }
 
   static std::vector<Interval> dataloader_union(const Facts& facts, int64_t trace_id) {
-    SQLite::Statement q(facts.db(),
+    // instr(value, 'Data') first: every pattern contains it, and one failed search per string
+    // (nsys stores can hold ~10^6 distinct range names) is cheaper than three.
+    SQLite::Statement q(
+        facts.db(),
         "SELECT start_ns, start_ns + dur_ns FROM _range WHERE +trace_id = ? AND kind != 'gpu_user_annotation' AND "
-        "name_id IN (SELECT id FROM string WHERE instr(value, 'enumerate(DataLoader)') > 0 OR "
-        "instr(value, 'enumerate(DataPipe)') > 0 OR (instr(value, 'DataLoader') > 0 AND instr(value, '__next__') > 0))");
+        "name_id IN (SELECT id FROM string WHERE instr(value, 'Data') > 0 AND (instr(value, 'enumerate(DataLoader)') > "
+        "0 OR "
+        "instr(value, 'enumerate(DataPipe)') > 0 OR (instr(value, 'DataLoader') > 0 AND instr(value, '__next__') > "
+        "0)))");
     q.bind(1, trace_id);
     std::vector<Interval> out;
     while (q.executeStep()) out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64()});
@@ -315,8 +351,8 @@ class HostSync final : public Detector {
   }
 
   void report(int64_t trace_id, const TraceSummary& summary, const std::vector<Sync>& syncs,
-              const std::vector<const Sync*>& avoidable, bool library_recurring, int64_t idle_total, int64_t blocked_excess,
-              int64_t iters_with_excess, FindingSink& sink) const {
+              const std::vector<const Sync*>& avoidable, bool library_recurring, int64_t idle_total,
+              int64_t blocked_excess, int64_t iters_with_excess, FindingSink& sink) const {
     const double wall = static_cast<double>(summary.wall_ns);
     const int64_t n_iter = summary.iterations.count;
     struct Group {
@@ -341,17 +377,22 @@ class HostSync final : public Detector {
     }
 
     auto per_iter = [&](int64_t n) {
-      return n_iter > 0 ? fmt::format(" ({:.1f} per step)", static_cast<double>(n) / static_cast<double>(n_iter)) : std::string();
+      return n_iter > 0 ? fmt::format(" ({:.1f} per step)", static_cast<double>(n) / static_cast<double>(n_iter))
+                        : std::string();
     };
     auto top_sites = [](const Group& g, size_t k) {
       std::vector<std::pair<std::string, int64_t>> v(g.sites.begin(), g.sites.end());
-      std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second || (a.second == b.second && a.first < b.first); });
+      std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+        return a.second > b.second || (a.second == b.second && a.first < b.first);
+      });
       std::string out;
-      for (size_t i = 0; i < v.size() && i < k; ++i) out += fmt::format("{}{} ×{}", i ? "; " : "", v[i].first, v[i].second);
+      for (size_t i = 0; i < v.size() && i < k; ++i)
+        out += fmt::format("{}{} ×{}", i ? "; " : "", v[i].first, v[i].second);
       return out;
     };
     static const std::map<SyncClass, std::string> what = {
-        {SyncClass::explicit_sync, "explicit syncs outside any op (torch.cuda.synchronize(), stream/event .synchronize())"},
+        {SyncClass::explicit_sync,
+         "explicit syncs outside any op (torch.cuda.synchronize(), stream/event .synchronize())"},
         {SyncClass::readback, "scalar read-backs (.item(), `if tensor:`, nonzero/boolean masks)"},
         {SyncClass::library, "syncs inside library ops"}};
 
@@ -360,22 +401,27 @@ class HostSync final : public Detector {
       auto it = groups.find(c);
       if (it == groups.end()) continue;
       const Group& g = it->second;
-      parts += fmt::format("{}{}: {}{}, host blocked {}, GPU idle after them {} ({})", parts.empty() ? "" : "; ", what.at(c),
-                           g.count, per_iter(g.count), format_ns(g.blocked), format_ns(g.idle), top_sites(g, 2));
+      parts +=
+          fmt::format("{}{}: {}{}, host blocked {}, GPU idle after them {} ({})", parts.empty() ? "" : "; ", what.at(c),
+                      g.count, per_iter(g.count), format_ns(g.blocked), format_ns(g.idle), top_sites(g, 2));
     }
     Finding f;
     f.id = std::string(id());
     f.title = std::string(title());
-    std::string steps = n_iter > 0 ? fmt::format(" (excess syncs in {} of {} steps)", iters_with_excess, n_iter) : std::string();
+    std::string steps =
+        n_iter > 0 ? fmt::format(" (excess syncs in {} of {} steps)", iters_with_excess, n_iter) : std::string();
     f.problem = fmt::format(
-        "{} avoidable host synchronizations{}: {}. The excess ones blocked the host {} ({} of wall time); after the syncs "
+        "{} avoidable host synchronizations{}: {}. The excess ones blocked the host {} ({} of wall time); after the "
+        "syncs "
         "the GPU sat idle {} ({}) until the host had queued new work.",
-        avoidable.size(), steps, parts, format_ns(blocked_excess), format_percent(static_cast<double>(blocked_excess) / wall),
-        format_ns(idle_total), format_percent(static_cast<double>(idle_total) / wall));
+        avoidable.size(), steps, parts, format_ns(blocked_excess),
+        format_percent(static_cast<double>(blocked_excess) / wall), format_ns(idle_total),
+        format_percent(static_cast<double>(idle_total) / wall));
     auto rb = groups.find(SyncClass::readback);
     if (rb != groups.end() && n_iter > 0)
       f.problem += fmt::format(
-          " Up to {} scalar read-backs per step (loss.item() for logging, GradScaler's inf check under fp16) are tolerated "
+          " Up to {} scalar read-backs per step (loss.item() for logging, GradScaler's inf check under fp16) are "
+          "tolerated "
           "and not counted as excess.",
           tolerated_readbacks_);
 
@@ -383,13 +429,15 @@ class HostSync final : public Detector {
         "Remove torch.cuda.synchronize() and stream/event .synchronize() calls from the training step (keep them only "
         "around timing code, outside the profiled loop). Avoid .item(), .cpu(), .numpy(), .tolist() and print(tensor) "
         "inside the step: accumulate metrics on the GPU (running_loss += loss.detach()) and read them every N steps; "
-        "avoid data-dependent shapes (boolean masks, nonzero) or use torch.where; copy with .to(device, non_blocking=True) "
+        "avoid data-dependent shapes (boolean masks, nonzero) or use torch.where; copy with .to(device, "
+        "non_blocking=True) "
         "from pinned memory. Find the remaining ones with torch.cuda.set_sync_debug_mode(\"warn\"). TensorFlow: avoid "
         ".numpy()/float(tensor) in the step and log from tf.summary inside tf.function. CUDA: replace "
         "cudaDeviceSynchronize/cudaStreamSynchronize by cudaStreamWaitEvent between streams.";
     if (groups.count(SyncClass::library))
-      rec += " Syncs inside library ops (e.g. result-size read-backs) come from the library: batch such calls, or use "
-             "variants with known output sizes.";
+      rec +=
+          " Syncs inside library ops (e.g. result-size read-backs) come from the library: batch such calls, or use "
+          "variants with known output sizes.";
     f.recommendation = rec;
     f.estimated_savings_ns = idle_total;
     f.savings_method =
@@ -412,7 +460,8 @@ class HostSync final : public Detector {
     }
     if (copies > 0) f.evidence["blocking_copy_syncs"] = fmt::format("{} (reported by sync-memcpy)", copies);
     if (warmup_library > 0)
-      f.evidence["warmup_library_syncs"] = fmt::format("{} in too few steps to be a per-step cost (e.g. cuDNN autotuning), ignored", warmup_library);
+      f.evidence["warmup_library_syncs"] =
+          fmt::format("{} in too few steps to be a per-step cost (e.g. cuDNN autotuning), ignored", warmup_library);
     f.scope.trace_id = trace_id;
     int64_t first = INT64_MAX, last = -1;
     for (const Sync* s : avoidable)
