@@ -66,7 +66,7 @@ def floor(build, mode, path):
 
 def proflint(build, path):
     res = "/tmp/proflint_bench_out.json"
-    p = subprocess.run(["/usr/bin/time", "-f", "TIME %e %M", os.path.join(build, "proflint"), "analyze", path,
+    p = subprocess.run(["/usr/bin/time", "-f", "TIME %e %M %U %S", os.path.join(build, "proflint"), "analyze", path,
                         "--format", "json", "-o", res], env=dict(os.environ, PROFLINT_TIMINGS="1"),
                        capture_output=True, text=True)
     if p.returncode not in (0, 1):
@@ -79,6 +79,7 @@ def proflint(build, path):
         elif line.startswith("TIME "):
             t["total"] = float(f[1])
             t["rss_kib"] = int(f[2])
+            t["cpu"] = float(f[3]) + float(f[4])  # user + system, all threads
     return t
 
 
@@ -135,7 +136,7 @@ def main():
             floor_s = statistics.median(x[1] for x in fl)
             row = {"format": fmt, "size": n, "file": os.path.basename(path), "file_mib": round(os.path.getsize(path) / 2**20, 1),
                    "events": events, "import_s": round(med("import"), 3), "derive_s": round(med("derive"), 3),
-                   "total_s": round(med("total"), 3), "rss_mib": round(med("rss_kib") / 1024, 1),
+                   "total_s": round(med("total"), 3), "cpu_s": round(med("cpu"), 2), "rss_mib": round(med("rss_kib") / 1024, 1),
                    "floor_s": round(floor_s, 3), "inflate_s": round(inflate_s, 3) if inflate_s is not None else None}
             row["analyze_s"] = round(max(0.0, row["total_s"] - row["import_s"] - row["derive_s"]), 3)
             row["ingest_ev_per_s"] = int(events / row["import_s"]) if row["import_s"] else 0
@@ -167,13 +168,13 @@ def report(result):
     print("Machine: %s, %d cores, %.0f GiB, Linux %s, %s. Load average %s before, %s after." %
           (m["cpu"], m["cores"], m["memory_gib"], m["kernel"], m["compiler"], result["load_before"][0], result["load_after"][0]))
     print()
-    print("| format | events | MiB | import s | ingest ev/s | derive s | analyze s | total s | peak RSS MiB | B/event "
+    print("| format | events | MiB | import s | ingest ev/s | derive s | analyze s | total s | CPU s | peak RSS MiB | B/event "
           "| floor s | import/floor | total/floor | import/inflate |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        print("| %s | %s | %s | %.3f | %s | %.3f | %.3f | %.2f | %.1f | %d | %.3f | %.2f | %.2f | %s |" % (
+        print("| %s | %s | %s | %.3f | %s | %.3f | %.3f | %.2f | %s | %.1f | %d | %.3f | %.2f | %.2f | %s |" % (
             r["format"], format(r["events"], ","), r["file_mib"], r["import_s"], format(r["ingest_ev_per_s"], ","), r["derive_s"],
-            r["analyze_s"], r["total_s"], r["rss_mib"], r["rss_bytes_per_event"], r["floor_s"], r["import_over_floor"],
+            r["analyze_s"], r["total_s"], ("%.2f" % r["cpu_s"]) if "cpu_s" in r else "—", r["rss_mib"], r["rss_bytes_per_event"], r["floor_s"], r["import_over_floor"],
             r["total_over_floor"], ("%.2f (inflate %.3f s)" % (r["import_over_inflate"], r["inflate_s"])) if r.get("inflate_s") else "—"))
     by = {(r["format"], r["size"]): r for r in rows}
     for fmt in sorted({r["format"] for r in rows}):

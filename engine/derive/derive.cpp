@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/common/error.hpp"
+#include "engine/common/memory.hpp"
 #include "engine/derive/breakdown.hpp"
 #include "engine/derive/categories.hpp"
 #include "engine/derive/correlation.hpp"
@@ -36,8 +37,9 @@ class StepClock {
     static const bool enabled = std::getenv("PROFLINT_TIMINGS") != nullptr;
     if (!enabled) return;
     auto now = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "timing derive:%s %.3f ms\n", step,
-                 std::chrono::duration<double, std::milli>(now - last_).count());
+    auto mem = resident_memory();  // where in derivation the peak is reached
+    std::fprintf(stderr, "timing derive:%s %.3f ms peak-rss %.0f MiB rss %.0f MiB\n", step,
+                 std::chrono::duration<double, std::milli>(now - last_).count(), mem.peak_mib, mem.current_mib);
     last_ = now;
   }
 

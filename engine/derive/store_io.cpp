@@ -328,6 +328,11 @@ void clear_derived(Store& store, int64_t trace_id) {
 
 void write_trace(Store& store, TraceData& t, const std::vector<BreakdownRow>& breakdown) {
   auto real_ids = resolve_new_strings(store, t);
+  // Memory: the store grows by the derived rows while they are written, so what is no longer
+  // needed is given back first (texts of names, then each op's path once inserted, then the
+  // ranges), which keeps the peak of a run near store + derived rows instead of adding all of
+  // TraceData on top (nsys exports of emit_nvtx runs: one long text per range).
+  std::unordered_map<int64_t, std::string>().swap(t.strings);
 
   // Op ids continue after the largest one in the store (several traces share the table).
   int64_t next_op_id = 1;
@@ -348,7 +353,7 @@ void write_trace(Store& store, TraceData& t, const std::vector<BreakdownRow>& br
             "INSERT INTO _op(id, trace_id, range_id, pid, tid, start_ns, dur_ns, name_id, op_type, pass, parent_id, "
             "depth, path, iteration, tc_eligible, gpu_time_ns, kernel_count, tc_time_ns) "
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    for (const auto& op : t.ops) {
+    for (auto& op : t.ops) {
       ins.bind(1, op.id)
           .bind(2, t.trace_id)
           .bind(3, op.range >= 0 ? t.ranges[static_cast<size_t>(op.range)].id : kNone)
@@ -368,6 +373,7 @@ void write_trace(Store& store, TraceData& t, const std::vector<BreakdownRow>& br
           .bind(17, op.kernel_count)
           .bind(18, op.tc_time_ns)
           .run();
+      std::string().swap(op.path);
     }
   }
   {
@@ -384,6 +390,7 @@ void write_trace(Store& store, TraceData& t, const std::vector<BreakdownRow>& br
           .run();
     }
   }
+  std::vector<RangeRec>().swap(t.ranges);
   {
     std::vector<const ApiRec*> by_id;
     by_id.reserve(t.apis.size());

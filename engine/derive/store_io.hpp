@@ -19,6 +19,8 @@ TraceData load_trace(Store& store, int64_t trace_id);
 void clear_derived(Store& store, int64_t trace_id);
 
 // Writes every derived column and table of the trace. Runs inside the caller's transaction.
+// Frees parts of `trace` it no longer needs as it goes (names, op paths, ranges): the trace is
+// left incomplete, for nothing after it.
 void write_trace(Store& store, TraceData& trace, const std::vector<BreakdownRow>& breakdown);
 
 }  // namespace proflint

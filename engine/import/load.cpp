@@ -16,6 +16,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/common/jobs.hpp"
+#include "engine/common/memory.hpp"
 #include "engine/store/migrations.hpp"
 
 namespace proflint {
@@ -71,7 +72,8 @@ class StageTimer {
     auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
     // CPU time of all threads: cpu ÷ wall is how many cores the stage kept busy.
     double cpu_ms = 1000.0 * static_cast<double>(std::clock() - cpu_) / CLOCKS_PER_SEC;
-    std::cerr << "timing " << stage_ << " " << ms << " ms cpu " << cpu_ms << " ms\n";
+    std::cerr << "timing " << stage_ << " " << ms << " ms cpu " << cpu_ms << " ms peak-rss "
+              << resident_memory().peak_mib << " MiB\n";
   }
 
  private:
