@@ -20,10 +20,10 @@ namespace {
 // One collective kernel with what the host side says about it.
 struct Collective {
   int64_t id = 0, device = 0, start = 0, end = 0;
-  std::string name;      // kernel name
-  std::string type;      // all_reduce, all_gather, ... ('other' when nothing says)
-  std::string pass;      // op pass of the launching op: fwd, bwd, optimizer, other
-  int64_t bytes = -1;    // message size when the nccl:* annotation recorded shapes and dtype
+  std::string name;    // kernel name
+  std::string type;    // all_reduce, all_gather, ... ('other' when nothing says)
+  std::string pass;    // op pass of the launching op: fwd, bwd, optimizer, other
+  int64_t bytes = -1;  // message size when the nccl:* annotation recorded shapes and dtype
   int64_t iteration = -1;
 };
 
@@ -34,10 +34,11 @@ std::string collective_type(std::string_view text) {
     if (c != '_') s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   // Order matters: 'reducescatter' and 'allreduce' contain 'reduce'.
   static const std::pair<const char*, const char*> table[] = {
-      {"alltoall", "all_to_all"},         {"reducescatter", "reduce_scatter"}, {"allreduce", "all_reduce"},
-      {"allgather", "all_gather"},        {"broadcast", "broadcast"},          {"sendrecv", "send_recv"},
-      {"send", "send_recv"},              {"recv", "send_recv"},               {"reduce", "reduce"},
-      {"barrier", "barrier"}};
+      {"alltoall", "all_to_all"},  {"reducescatter", "reduce_scatter"},
+      {"allreduce", "all_reduce"}, {"allgather", "all_gather"},
+      {"broadcast", "broadcast"},  {"sendrecv", "send_recv"},
+      {"send", "send_recv"},       {"recv", "send_recv"},
+      {"reduce", "reduce"},        {"barrier", "barrier"}};
   for (const auto& [needle, type] : table)
     if (s.find(needle) != std::string::npos) return type;
   return "unidentified";
@@ -46,12 +47,14 @@ std::string collective_type(std::string_view text) {
 // Bytes per element of a recorded dtype ('float', 'c10::BFloat16', 'long int' ...); 0 when unknown.
 int dtype_bytes(std::string t) {
   std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (t.find("float8") != std::string::npos || t.find("bool") != std::string::npos || t.find("char") != std::string::npos ||
-      t == "uint8" || t == "int8")
+  if (t.find("float8") != std::string::npos || t.find("bool") != std::string::npos ||
+      t.find("char") != std::string::npos || t == "uint8" || t == "int8")
     return 1;
-  if (t.find("half") != std::string::npos || t.find("bfloat16") != std::string::npos || t.find("short") != std::string::npos)
+  if (t.find("half") != std::string::npos || t.find("bfloat16") != std::string::npos ||
+      t.find("short") != std::string::npos)
     return 2;
-  if (t.find("double") != std::string::npos || t.find("long") != std::string::npos || t.find("int64") != std::string::npos)
+  if (t.find("double") != std::string::npos || t.find("long") != std::string::npos ||
+      t.find("int64") != std::string::npos)
     return 8;
   if (t.find("float") != std::string::npos || t.find("int") != std::string::npos) return 4;
   return 0;
@@ -124,7 +127,8 @@ std::string count_text(int64_t v) {
 
 // 404 -> "404", 5.667 -> "5.7".
 std::string rate_text(double v) {
-  return std::fabs(v - std::round(v)) < 0.05 ? count_text(static_cast<int64_t>(std::llround(v))) : fmt::format("{:.1f}", v);
+  return std::fabs(v - std::round(v)) < 0.05 ? count_text(static_cast<int64_t>(std::llround(v)))
+                                             : fmt::format("{:.1f}", v);
 }
 
 class CommunicationBound final : public Detector {
@@ -169,10 +173,13 @@ class CommunicationBound final : public Detector {
     };
     std::map<std::pair<int64_t, int64_t>, std::vector<Annotation>> by_thread;
     {
+      // The ranges are found through range_by_name (the few collective names) instead of a walk
+      // of range_by_thread over every range; ", id" keeps that walk's order among equal starts.
       SQLite::Statement q(db,
-          "SELECT pid, tid, start_ns, end_ns, name, input_dims, input_types FROM range "
-          "WHERE trace_id = ? AND +name_id IN (SELECT id FROM string WHERE value LIKE 'nccl:%' OR value LIKE 'gloo:%' OR value LIKE 'rccl:%') "
-          "AND kind <> 'gpu_user_annotation' ORDER BY pid, tid, start_ns");
+                          "SELECT pid, tid, start_ns, end_ns, name, input_dims, input_types FROM range "
+                          "WHERE +trace_id = ? AND name_id IN (SELECT id FROM string WHERE value LIKE 'nccl:%' OR "
+                          "value LIKE 'gloo:%' OR value LIKE 'rccl:%') "
+                          "AND kind <> 'gpu_user_annotation' ORDER BY pid, tid, start_ns, id");
       q.bind(1, trace_id);
       while (q.executeStep()) {
         std::string name = q.getColumn(4).getString();
@@ -183,11 +190,13 @@ class CommunicationBound final : public Detector {
           if (elements >= 0 && size > 0) bytes = elements * size;
         }
         by_thread[{q.getColumn(0).getInt64(), q.getColumn(1).getInt64()}].push_back(
-            {q.getColumn(2).getInt64(), q.getColumn(3).getInt64(), collective_type(name.substr(name.find(':') + 1)), bytes});
+            {q.getColumn(2).getInt64(), q.getColumn(3).getInt64(), collective_type(name.substr(name.find(':') + 1)),
+             bytes});
       }
     }
     std::vector<Collective> out;
-    SQLite::Statement q(db,
+    SQLite::Statement q(
+        db,
         "SELECT k.id, k.device_id, k.start_ns, k.end_ns, k.name, o.pass, k.iteration, a.pid, a.tid, a.start_ns "
         "FROM kernel k LEFT JOIN _op o ON o.id = k.op_id LEFT JOIN _api_call a ON a.id = k.api_call_id "
         "WHERE k.trace_id = ? AND k.category = 'communication' AND k.device_id IS NOT NULL ORDER BY k.start_ns, k.id");
@@ -208,7 +217,8 @@ class CommunicationBound final : public Detector {
         int64_t t = q.getColumn(9).getInt64();
         if (it != by_thread.end()) {
           const auto& v = it->second;
-          auto after = std::upper_bound(v.begin(), v.end(), t, [](int64_t x, const Annotation& a) { return x < a.start; });
+          auto after =
+              std::upper_bound(v.begin(), v.end(), t, [](int64_t x, const Annotation& a) { return x < a.start; });
           // Annotations nest rarely; look back over a few in case the nearest one ended before t.
           for (int back = 0; back < 4 && after != v.begin(); ++back) {
             --after;
@@ -249,8 +259,9 @@ class CommunicationBound final : public Detector {
     std::vector<Interval> compute;
     {
       SQLite::Statement q(facts.db(),
-          "SELECT start_ns, end_ns FROM kernel WHERE trace_id = ? AND device_id = ? AND category IS NOT 'communication' "
-          "AND end_ns > ? AND start_ns < ?");
+                          "SELECT start_ns, end_ns FROM kernel WHERE trace_id = ? AND device_id = ? AND category IS "
+                          "NOT 'communication' "
+                          "AND end_ns > ? AND start_ns < ?");
       q.bind(1, summary.trace_id);
       q.bind(2, ds.device_id);
       q.bind(3, comm.front().start);
@@ -295,7 +306,8 @@ class CommunicationBound final : public Detector {
     const int64_t iterations = summary.iterations.count > 0 ? summary.iterations.count : 0;
     int64_t in_iterations = 0;
     for (const auto* c : list) in_iterations += c->iteration >= 0;
-    const double per_iteration = iterations > 0 ? static_cast<double>(in_iterations) / static_cast<double>(iterations) : static_cast<double>(n);
+    const double per_iteration =
+        iterations > 0 ? static_cast<double>(in_iterations) / static_cast<double>(iterations) : static_cast<double>(n);
     const int64_t median_dur = median_of(durations);
     const bool sizes_known = sizes.size() * 2 >= list.size();
     const int64_t median_size = median_of(sizes);
@@ -321,68 +333,89 @@ class CommunicationBound final : public Detector {
       for (const auto& [name, time] : type_time) t.push_back({-time, name});
       std::sort(t.begin(), t.end());
       for (const auto& [neg, name] : t)
-        types += fmt::format("{}{} {} {}", types.empty() ? "" : ", ", count_text(type_count.at(name)), name, format_ns(-neg));
+        types += fmt::format("{}{} {} {}", types.empty() ? "" : ", ", count_text(type_count.at(name)), name,
+                             format_ns(-neg));
     }
-    const double kernel_share = ds.kernel_time_ns > 0 ? static_cast<double>(comm_sum) / static_cast<double>(ds.kernel_time_ns) : 0.0;
+    const double kernel_share =
+        ds.kernel_time_ns > 0 ? static_cast<double>(comm_sum) / static_cast<double>(ds.kernel_time_ns) : 0.0;
 
     Finding f;
     f.id = std::string(id());
     f.title = std::string(title());
     f.problem = fmt::format(
-        "Collective communication kernels ran {} on GPU {} ({} of its kernel time); {} of it ({} of the {} window) was exposed, "
+        "Collective communication kernels ran {} on GPU {} ({} of its kernel time); {} of it ({} of the {} window) was "
+        "exposed, "
         "with no compute kernel running beside it (overlap ratio {}). {} collective kernels ({})",
-        format_ns(comm_sum), ds.device_id, format_percent(kernel_share), format_ns(exposed), format_percent(exposed_share),
-        format_ns(window), format_percent(overlap_ratio), count_text(n), types);
-    if (iterations > 0) f.problem += fmt::format(", {} per iteration over {} iterations", rate_text(per_iteration), iterations);
+        format_ns(comm_sum), ds.device_id, format_percent(kernel_share), format_ns(exposed),
+        format_percent(exposed_share), format_ns(window), format_percent(overlap_ratio), count_text(n), types);
+    if (iterations > 0)
+      f.problem += fmt::format(", {} per iteration over {} iterations", rate_text(per_iteration), iterations);
     f.problem += fmt::format("; median kernel {}, {} shorter than {}", format_ns(median_dur), count_text(short_kernels),
                              format_ns(static_cast<int64_t>(short_kernel_ns_)));
     if (sizes_known)
-      f.problem += fmt::format("; median message {}, {} of {} messages under {}, {} in all", format_bytes(median_size), count_text(small_messages),
-                               count_text(static_cast<int64_t>(sizes.size())), format_bytes(static_cast<int64_t>(small_message_bytes_)), format_bytes(total_bytes));
+      f.problem += fmt::format("; median message {}, {} of {} messages under {}, {} in all", format_bytes(median_size),
+                               count_text(small_messages), count_text(static_cast<int64_t>(sizes.size())),
+                               format_bytes(static_cast<int64_t>(small_message_bytes_)), format_bytes(total_bytes));
     f.problem += ".";
     if (many_small)
-      f.problem += fmt::format(" So many small collectives per iteration means the gradients are not bucketed (or the buckets are tiny): "
-                               "each call pays NCCL's fixed latency and a launch.");
+      f.problem += fmt::format(
+          " So many small collectives per iteration means the gradients are not bucketed (or the buckets are tiny): "
+          "each call pays NCCL's fixed latency and a launch.");
     if (slow_link)
-      f.problem += fmt::format(" Messages of {} or more reach only {} bus bandwidth (median), far below NVLink/xGMI (hundreds of GB/s) "
-                               "or InfiniBand (about 12 GB/s per 100 Gb/s port): the kernels are mostly waiting for other ranks, or the "
-                               "data crosses a slow link.",
-                               format_bytes(static_cast<int64_t>(small_message_bytes_)), gbps(median_busbw));
+      f.problem += fmt::format(
+          " Messages of {} or more reach only {} bus bandwidth (median), far below NVLink/xGMI (hundreds of GB/s) "
+          "or InfiniBand (about 12 GB/s per 100 Gb/s port): the kernels are mostly waiting for other ranks, or the "
+          "data crosses a slow link.",
+          format_bytes(static_cast<int64_t>(small_message_bytes_)), gbps(median_busbw));
 
     std::string rec;
     if (many_small && gradient_sync)
-      rec += "Bucket the gradient all-reduces: wrap the model in DistributedDataParallel(model, bucket_cap_mb=25 or more, "
-             "gradient_as_bucket_view=True) instead of all-reducing each parameter yourself (or in per-parameter hooks); with "
-             "torch.compile keep DDP's graph splitting on (torch._dynamo.config.optimize_ddp = True). Accumulate gradients over k "
-             "micro-batches inside `with model.no_sync():` so only every k-th backward all-reduces. ";
+      rec +=
+          "Bucket the gradient all-reduces: wrap the model in DistributedDataParallel(model, bucket_cap_mb=25 or more, "
+          "gradient_as_bucket_view=True) instead of all-reducing each parameter yourself (or in per-parameter hooks); "
+          "with "
+          "torch.compile keep DDP's graph splitting on (torch._dynamo.config.optimize_ddp = True). Accumulate "
+          "gradients over k "
+          "micro-batches inside `with model.no_sync():` so only every k-th backward all-reduces. ";
     else if (many_small)
-      rec += "Batch the small collectives: coalesce tensors before communicating (one flat buffer, or "
-             "torch.distributed all_reduce_coalesced / a DDP comm hook), and issue fewer, larger calls. ";
+      rec +=
+          "Batch the small collectives: coalesce tensors before communicating (one flat buffer, or "
+          "torch.distributed all_reduce_coalesced / a DDP comm hook), and issue fewer, larger calls. ";
     if (low_overlap)
-      rec += "Overlap communication with compute: with DDP the all-reduce of a bucket starts while backward continues, so keep "
-             "find_unused_parameters=False and set static_graph=True when the graph does not change; with FSDP use "
-             "FullyShardedDataParallel(..., backward_prefetch=BackwardPrefetch.BACKWARD_PRE, forward_prefetch=True). ";
+      rec +=
+          "Overlap communication with compute: with DDP the all-reduce of a bucket starts while backward continues, so "
+          "keep "
+          "find_unused_parameters=False and set static_graph=True when the graph does not change; with FSDP use "
+          "FullyShardedDataParallel(..., backward_prefetch=BackwardPrefetch.BACKWARD_PRE, forward_prefetch=True). ";
     // All-to-all (embedding tables, mixture-of-experts dispatch) is overlapped differently from gradient all-reduce.
     if (auto a2a = type_time.find("all_to_all"); a2a != type_time.end() && a2a->second * 2 >= comm_sum)
-      rec += "Most of the time is all-to-all: for TorchRec embedding sharding use the pipelined trainer "
-             "(torchrec.distributed.train_pipeline.TrainPipelineSparseDist) so the input/embedding all-to-all of the next batch "
-             "overlaps the current batch's compute, and revisit the sharding plan (fewer row-wise/table-wise shards that "
-             "exchange less); for mixture-of-experts, overlap token dispatch/combine with expert compute and keep the "
-             "capacity factor low. ";
+      rec +=
+          "Most of the time is all-to-all: for TorchRec embedding sharding use the pipelined trainer "
+          "(torchrec.distributed.train_pipeline.TrainPipelineSparseDist) so the input/embedding all-to-all of the next "
+          "batch "
+          "overlaps the current batch's compute, and revisit the sharding plan (fewer row-wise/table-wise shards that "
+          "exchange less); for mixture-of-experts, overlap token dispatch/combine with expert compute and keep the "
+          "capacity factor low. ";
     if (slow_link)
-      rec += "Check the interconnect: run with NCCL_DEBUG=INFO to see the transport (P2P/NVLink, NET/IB or NET/Socket), make sure "
-             "NCCL_P2P_DISABLE / NCCL_IB_DISABLE are not set, and check `nvidia-smi topo -m`; profile all ranks together "
-             "(proflint analyze rank0.json rank1.json …) to find a straggler the others wait for. ";
-    rec += "To send fewer bytes: compress gradients with a DDP comm hook "
-           "(model.register_comm_hook(state=None, hook=torch.distributed.algorithms.ddp_comm_hooks.default_hooks.bf16_compress_hook), "
-           "or PowerSGD), or raise the per-GPU batch size so each step computes more per byte exchanged (larger global batches can "
-           "change convergence). TensorFlow: tf.distribute.MirroredStrategy with "
-           "tf.distribute.experimental.CommunicationOptions(bytes_per_pack=…) packs small gradients together.";
+      rec +=
+          "Check the interconnect: run with NCCL_DEBUG=INFO to see the transport (P2P/NVLink, NET/IB or NET/Socket), "
+          "make sure "
+          "NCCL_P2P_DISABLE / NCCL_IB_DISABLE are not set, and check `nvidia-smi topo -m`; profile all ranks together "
+          "(proflint analyze rank0.json rank1.json …) to find a straggler the others wait for. ";
+    rec +=
+        "To send fewer bytes: compress gradients with a DDP comm hook "
+        "(model.register_comm_hook(state=None, "
+        "hook=torch.distributed.algorithms.ddp_comm_hooks.default_hooks.bf16_compress_hook), "
+        "or PowerSGD), or raise the per-GPU batch size so each step computes more per byte exchanged (larger global "
+        "batches can "
+        "change convergence). TensorFlow: tf.distribute.MirroredStrategy with "
+        "tf.distribute.experimental.CommunicationOptions(bytes_per_pack=…) packs small gradients together.";
     f.recommendation = rec;
 
     f.estimated_savings_ns = static_cast<int64_t>(static_cast<double>(exposed) * recoverable_fraction_);
     f.savings_method = fmt::format(
-        "exposed communication time (not overlapped with compute) x {:.2f}, the share assumed recoverable by bucketing, overlap "
+        "exposed communication time (not overlapped with compute) x {:.2f}, the share assumed recoverable by "
+        "bucketing, overlap "
         "or fewer bytes (option recoverable_fraction)",
         recoverable_fraction_);
     f.confidence = many_small || low_overlap ? 0.7 : 0.6;
@@ -415,7 +448,9 @@ class CommunicationBound final : public Detector {
     if (!busbw.empty()) f.evidence["median_bus_bandwidth_gbps"] = median_busbw;
     f.evidence["many_small_collectives"] = many_small;
     std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> top(kernels.begin(), kernels.end());
-    std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second || (a.second.second == b.second.second && a.first < b.first); });
+    std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) {
+      return a.second.second > b.second.second || (a.second.second == b.second.second && a.first < b.first);
+    });
     nlohmann::ordered_json tk = nlohmann::ordered_json::array();
     for (size_t i = 0; i < top.size() && i < 3; ++i)
       tk.push_back(fmt::format("{} ×{} ({})", top[i].first, top[i].second.first, format_ns(top[i].second.second)));
@@ -444,13 +479,16 @@ class CommunicationBound final : public Detector {
 
 DetectorInfo communication_bound_info() {
   return {"communication-bound",
-          {{"min_exposed_share", 0.10, "report when exposed communication takes at least this share of the device's window"},
+          {{"min_exposed_share", 0.10,
+            "report when exposed communication takes at least this share of the device's window"},
            {"recoverable_fraction", 0.5, "share of the exposed communication time assumed recoverable"},
            {"many_collectives_per_iteration", 50, "collectives per iteration above which small ones count as 'many'"},
            {"small_message_bytes", 1048576, "a message below this many bytes is small (latency-bound)"},
            {"short_kernel_us", 50, "without recorded sizes, a collective kernel shorter than this counts as small"},
-           {"low_overlap_ratio", 0.3, "overlap ratio (overlap / merged communication time) below which overlap advice is given"},
-           {"low_bus_bandwidth_gbps", 10, "median bus bandwidth of large messages below which the link or waiting is suspected"}},
+           {"low_overlap_ratio", 0.3,
+            "overlap ratio (overlap / merged communication time) below which overlap advice is given"},
+           {"low_bus_bandwidth_gbps", 10,
+            "median bus bandwidth of large messages below which the link or waiting is suspected"}},
           [](const OptionValues& o) { return std::make_unique<CommunicationBound>(o); }};
 }
 
