@@ -205,6 +205,8 @@ class GpuIdleGaps final : public Detector {
   // For every described gap, the API call and the host ranges that cover most of it, on the
   // processes driving the device: one sweep over api_call and one over range for all the gaps
   // (a query per gap scanned both tables once per gap).
+  // +trace_id: a plain table scan, cheaper than walking the thread index when the store holds
+  // one trace; the order of the rows does not matter here (ScanKey breaks the ties).
   void describe_hosts(const Facts& facts, int64_t trace_id, const std::optional<std::set<int64_t>>& pids,
                       const std::vector<Gap*>& gaps) const {
     if (gaps.empty()) return;
@@ -242,7 +244,7 @@ class GpuIdleGaps final : public Detector {
     std::vector<ApiBest> api_best(gaps.size());
     SQLite::Statement api(facts.db(),
                           "SELECT a.pid, a.tid, a.start_ns, a.id, a.start_ns + a.dur_ns, a.name_id FROM _api_call a "
-                          "WHERE a.trace_id = ?1 AND a.start_ns < ?3 AND a.start_ns + a.dur_ns > ?2");
+                          "WHERE +a.trace_id = ?1 AND a.start_ns < ?3 AND a.start_ns + a.dur_ns > ?2");
     api.bind(1, trace_id);
     api.bind(2, lo);
     api.bind(3, hi);
@@ -275,7 +277,7 @@ class GpuIdleGaps final : public Detector {
     SQLite::Statement r(
         facts.db(),
         "SELECT r.pid, r.tid, r.start_ns, r.id, r.start_ns + r.dur_ns, r.depth, r.name_id FROM _range r "
-        "WHERE r.trace_id = ?1 AND r.start_ns < ?3 AND r.start_ns + r.dur_ns > ?2 "
+        "WHERE +r.trace_id = ?1 AND r.start_ns < ?3 AND r.start_ns + r.dur_ns > ?2 "
         "AND r.kind IN ('cpu_op', 'user_annotation', 'nvtx')");
     r.bind(1, trace_id);
     r.bind(2, lo);
