@@ -35,14 +35,14 @@ struct RangeRec {
   int64_t device_id = kNone;
   RangeKind kind = RangeKind::other;
   MarkerKind marker = MarkerKind::none;
-  bool backward_name = false;    // autograd backward node or engine wrapper
-  bool op_candidate = false;     // becomes an op row unless it turns out to be an iteration marker
-  bool iteration_marker = false; // the range delimits an iteration (ProfilerStep#N, key node, NVTX step)
-  int64_t op_name_id = 0;        // name of the op it becomes (emit_nvtx text stripped to 'aten::add')
+  bool backward_name = false;     // autograd backward node or engine wrapper
+  bool op_candidate = false;      // becomes an op row unless it turns out to be an iteration marker
+  bool iteration_marker = false;  // the range delimits an iteration (ProfilerStep#N, key node, NVTX step)
+  int64_t op_name_id = 0;         // name of the op it becomes (emit_nvtx text stripped to 'aten::add')
   // derived
   int64_t parent = -1;  // index of the enclosing range on the same thread
   int32_t depth = 0;
-  int64_t op = -1;      // index into TraceData::ops when the range is an op
+  int64_t op = -1;  // index into TraceData::ops when the range is an op
 };
 
 struct ApiRec {
@@ -52,9 +52,9 @@ struct ApiRec {
   int64_t name_id = 0;
   int64_t correlation_id = kNone, external_id = kNone;
   // derived
-  int64_t op = -1;          // index into ops
+  int64_t op = -1;  // index into ops
   int32_t iteration = -1;
-  bool launches = false;    // some kernel/memcpy/memset correlates to it
+  bool launches = false;  // some kernel/memcpy/memset correlates to it
 };
 
 struct GpuRec {
@@ -65,11 +65,11 @@ struct GpuRec {
   int64_t name_id = kNone;  // kernels only
   int64_t correlation_id = kNone, external_id = kNone;
   // derived
-  int64_t api = -1;          // index into apis
-  int64_t op = -1;           // index into ops
+  int64_t api = -1;  // index into apis
+  int64_t op = -1;   // index into ops
   int32_t iteration = -1;
-  bool tensor_core = false;  // kernels only
-  std::string_view category; // kernels only (static storage)
+  bool tensor_core = false;   // kernels only
+  std::string_view category;  // kernels only (static storage)
 };
 
 struct SyncRec {
@@ -79,12 +79,12 @@ struct SyncRec {
 };
 
 struct OpRec {
-  int64_t id = 0;          // database id assigned before writing
-  int64_t range = -1;      // index into ranges; -1 for unassociated ops
-  int64_t name_id = 0;     // may be a provisional (negative) id, see TraceData::intern
-  std::string op_type;
+  int64_t id = 0;            // database id assigned before writing
+  int64_t range = -1;        // index into ranges; -1 for unassociated ops
+  int64_t name_id = 0;       // may be a provisional (negative) id, see TraceData::intern
+  std::string_view op_type;  // static text or TraceData::op_type_of_name
   std::string_view pass;
-  int64_t parent = -1;     // index into ops
+  int64_t parent = -1;  // index into ops
   int32_t depth = 0;
   std::string path;
   int32_t iteration = -1;
@@ -96,7 +96,7 @@ struct OpRec {
 struct IterationRec {
   std::optional<int64_t> number;
   std::string name;
-  int64_t start = 0, end = 0;       // host side
+  int64_t start = 0, end = 0;  // host side
   int64_t gpu_start = kNone, gpu_end = kNone;
 };
 
@@ -117,7 +117,9 @@ struct TraceData {
 
   // Text of every name id loaded with the trace, plus provisional (negative) ids for new text.
   std::unordered_map<int64_t, std::string> strings;
-  std::vector<std::string> new_strings;  // provisional id -1 - i
+  // normalize_op_type once per op name (ops repeat names; a node map keeps the texts in place).
+  std::unordered_map<int64_t, std::string> op_type_of_name;
+  std::vector<std::string> new_strings;                 // provisional id -1 - i
   std::unordered_map<std::string, int64_t> string_ids;  // reverse index, built on first intern()
 
   const std::string& text(int64_t id) const {
@@ -148,7 +150,10 @@ inline int32_t iteration_at(const std::vector<IterationRec>& iterations, int64_t
   size_t lo = 0, hi = iterations.size();
   while (lo < hi) {  // first iteration starting after t
     size_t mid = (lo + hi) / 2;
-    if (iterations[mid].start <= t) lo = mid + 1; else hi = mid;
+    if (iterations[mid].start <= t)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   if (lo == 0) return -1;
   const auto& it = iterations[lo - 1];

@@ -23,8 +23,8 @@ bool contains(std::string_view s, std::string_view what) { return s.find(what) !
 // Namespaces whose 'ns::name' NVTX ranges are framework ops even without emit_nvtx's ", op_id =".
 bool is_framework_namespace(std::string_view ns) {
   static const std::unordered_set<std::string_view> known = {
-      "aten", "prim", "c10d", "_c10d_functional", "torch", "quantized", "cudnn", "mkldnn", "profiler", "autograd",
-      "torchvision", "fbgemm", "xformers", "triton", "inductor", "vllm", "c10", "_C"};
+      "aten",     "prim",        "c10d",   "_c10d_functional", "torch",  "quantized", "cudnn", "mkldnn", "profiler",
+      "autograd", "torchvision", "fbgemm", "xformers",         "triton", "inductor",  "vllm",  "c10",    "_C"};
   return known.contains(ns);
 }
 
@@ -64,11 +64,13 @@ std::optional<std::string> framework_op_from_nvtx(std::string_view text) {
   }
   while (!head.empty() && head.back() == ' ') head.remove_suffix(1);
   if (head.empty()) return std::nullopt;
-  if (contains(rest, ", op_id = ") || contains(rest, ", seq = ") || contains(rest, ", sizes = ")) return std::string(head);
+  if (contains(rest, ", op_id = ") || contains(rest, ", seq = ") || contains(rest, ", sizes = "))
+    return std::string(head);
   // 'ns::name' with a known framework namespace.
   size_t sep = head.find("::");
   if (sep == std::string_view::npos || sep == 0) return std::nullopt;
-  if (!std::all_of(head.begin(), head.end(), [](char c) { return is_ident_char(c) || c == ':' || c == '.'; })) return std::nullopt;
+  if (!std::all_of(head.begin(), head.end(), [](char c) { return is_ident_char(c) || c == ':' || c == '.'; }))
+    return std::nullopt;
   if (!is_framework_namespace(head.substr(0, sep))) return std::nullopt;
   return std::string(head);
 }
@@ -101,7 +103,8 @@ MarkerKind classify_marker(std::string_view name) {
 }
 
 bool is_backward_name(std::string_view name) {
-  return contains(name, "Backward") || name.starts_with("autograd::engine::evaluate_function") || contains(name, "AccumulateGrad");
+  return contains(name, "Backward") || name.starts_with("autograd::engine::evaluate_function") ||
+         contains(name, "AccumulateGrad");
 }
 
 bool is_tc_eligible_type(std::string_view t) {
@@ -111,11 +114,12 @@ bool is_tc_eligible_type(std::string_view t) {
       "linalg_multi_dot", "einsum", "tensordot", "_addmm_activation", "_scaled_mm", "_int_mm", "_grouped_mm",
       "_scaled_grouped_mm",
       // convolution
-      "conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "convolution",
-      "_convolution", "_convolution_mode", "cudnn_convolution", "cudnn_convolution_transpose", "miopen_convolution",
-      "miopen_convolution_transpose", "miopen_depthwise_convolution", "convolution_backward", "cudnn_convolution_backward",
-      "cudnn_convolution_backward_input", "cudnn_convolution_backward_weight", "cudnn_convolution_transpose_backward",
-      "cudnn_convolution_transpose_backward_input", "cudnn_convolution_transpose_backward_weight",
+      "conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+      "convolution", "_convolution", "_convolution_mode", "cudnn_convolution", "cudnn_convolution_transpose",
+      "miopen_convolution", "miopen_convolution_transpose", "miopen_depthwise_convolution", "convolution_backward",
+      "cudnn_convolution_backward", "cudnn_convolution_backward_input", "cudnn_convolution_backward_weight",
+      "cudnn_convolution_transpose_backward", "cudnn_convolution_transpose_backward_input",
+      "cudnn_convolution_transpose_backward_weight",
       // attention
       "scaled_dot_product_attention", "_native_multi_head_attention", "multi_head_attention_forward",
       // RNN cells and layers
@@ -123,23 +127,51 @@ bool is_tc_eligible_type(std::string_view t) {
       "_thnn_fused_lstm_cell", "_thnn_fused_gru_cell", "_cudnn_rnn", "_cudnn_rnn_backward", "miopen_rnn",
       // autograd nodes of the above (normalize_op_type drops the version digit)
       "MmBackward", "AddmmBackward", "BmmBackward", "AddbmmBackward", "BaddbmmBackward", "AddmvBackward", "MvBackward",
-      "ConvolutionBackward", "CudnnConvolutionBackward", "CudnnConvolutionTransposeBackward", "ConvolutionBackwardOverrideable",
-      "ScaledDotProductFlashAttentionBackward", "ScaledDotProductEfficientAttentionBackward",
-      "ScaledDotProductCudnnAttentionBackward", "CudnnRnnBackward", "LinearBackward", "ScaledMmBackward"};
+      "ConvolutionBackward", "CudnnConvolutionBackward", "CudnnConvolutionTransposeBackward",
+      "ConvolutionBackwardOverrideable", "ScaledDotProductFlashAttentionBackward",
+      "ScaledDotProductEfficientAttentionBackward", "ScaledDotProductCudnnAttentionBackward", "CudnnRnnBackward",
+      "LinearBackward", "ScaledMmBackward"};
   if (types.contains(t)) return true;
-  return t.starts_with("_scaled_dot_product_") || t.starts_with("_flash_attention") || t.starts_with("_efficient_attention") ||
-         t.starts_with("_fused_sdp") || t.starts_with("_cudnn_attention");
+  return t.starts_with("_scaled_dot_product_") || t.starts_with("_flash_attention") ||
+         t.starts_with("_efficient_attention") || t.starts_with("_fused_sdp") || t.starts_with("_cudnn_attention");
 }
 
 std::optional<bool> dtype_allows_tensor_cores(std::string_view json) {
-  static const std::unordered_set<std::string_view> yes = {
-      "float", "c10::Half", "half", "c10::BFloat16", "bfloat16", "float16", "float32", "signed char", "int8", "c10::qint8",
-      "c10::Float8_e4m3fn", "c10::Float8_e5m2", "c10::Float8_e4m3fnuz", "c10::Float8_e5m2fnuz", "c10::Float8_e8m0fnu",
-      "c10::Float4_e2m1fn_x2"};
-  static const std::unordered_set<std::string_view> no = {
-      "double", "long int", "long", "int", "bool", "unsigned char", "short int", "short", "int64", "int32", "int16",
-      "float64", "c10::complex<float>", "c10::complex<double>", "c10::complex<c10::Half>", "unsigned int", "uint8",
-      "long long", "unsigned long"};
+  static const std::unordered_set<std::string_view> yes = {"float",
+                                                           "c10::Half",
+                                                           "half",
+                                                           "c10::BFloat16",
+                                                           "bfloat16",
+                                                           "float16",
+                                                           "float32",
+                                                           "signed char",
+                                                           "int8",
+                                                           "c10::qint8",
+                                                           "c10::Float8_e4m3fn",
+                                                           "c10::Float8_e5m2",
+                                                           "c10::Float8_e4m3fnuz",
+                                                           "c10::Float8_e5m2fnuz",
+                                                           "c10::Float8_e8m0fnu",
+                                                           "c10::Float4_e2m1fn_x2"};
+  static const std::unordered_set<std::string_view> no = {"double",
+                                                          "long int",
+                                                          "long",
+                                                          "int",
+                                                          "bool",
+                                                          "unsigned char",
+                                                          "short int",
+                                                          "short",
+                                                          "int64",
+                                                          "int32",
+                                                          "int16",
+                                                          "float64",
+                                                          "c10::complex<float>",
+                                                          "c10::complex<double>",
+                                                          "c10::complex<c10::Half>",
+                                                          "unsigned int",
+                                                          "uint8",
+                                                          "long long",
+                                                          "unsigned long"};
   // The list is a JSON array of strings; scan the quoted items without a JSON parser.
   size_t i = 0;
   while ((i = json.find('"', i)) != std::string_view::npos) {
@@ -168,10 +200,10 @@ bool is_path_kind(RangeKind k) { return k != RangeKind::python_function && k != 
 
 struct Frame {
   int64_t range = -1;
-  int64_t op = -1;        // nearest op at or above this frame
+  int64_t op = -1;          // nearest op at or above this frame
   int64_t path_frame = -1;  // index in the stack of the nearest path node at or above (-1: none)
   bool in_optimizer = false, in_dataloader = false, in_backward = false;
-  std::string path;        // set for path nodes
+  std::string path;  // set for path nodes
   std::unordered_map<int64_t, int32_t> child_counts;
 };
 
@@ -218,8 +250,9 @@ void nest_ranges(TraceData& t) {
   std::vector<size_t> stack;
   for (size_t i = 0; i < ranges.size(); ++i) {
     auto& r = ranges[i];
-    bool new_thread = i == 0 || ranges[i - 1].pid != r.pid || ranges[i - 1].tid != r.tid ||
-                      (ranges[i - 1].kind == RangeKind::gpu_user_annotation) != (r.kind == RangeKind::gpu_user_annotation);
+    bool new_thread =
+        i == 0 || ranges[i - 1].pid != r.pid || ranges[i - 1].tid != r.tid ||
+        (ranges[i - 1].kind == RangeKind::gpu_user_annotation) != (r.kind == RangeKind::gpu_user_annotation);
     if (new_thread) stack.clear();
     while (!stack.empty() && ranges[stack.back()].end <= r.start) stack.pop_back();
     r.parent = -1;
@@ -240,7 +273,8 @@ bool is_backward_thread(const TraceData& t, size_t begin, size_t end) {
   size_t top = 0, backward = 0;
   for (size_t i = begin; i < end; ++i) {
     const auto& r = t.ranges[i];
-    if (r.marker == MarkerKind::profiler_step || r.iteration_marker || is_optimizer_step(t.text(r.name_id))) return false;
+    if (r.marker == MarkerKind::profiler_step || r.iteration_marker || is_optimizer_step(t.text(r.name_id)))
+      return false;
     if (r.parent >= 0 || r.kind == RangeKind::python_function) continue;
     ++top;
     if (r.backward_name) ++backward;
@@ -257,7 +291,8 @@ void build_ops(TraceData& t) {
   while (begin < n) {
     size_t end = begin + 1;
     while (end < n && ranges[end].pid == ranges[begin].pid && ranges[end].tid == ranges[begin].tid &&
-           (ranges[end].kind == RangeKind::gpu_user_annotation) == (ranges[begin].kind == RangeKind::gpu_user_annotation))
+           (ranges[end].kind == RangeKind::gpu_user_annotation) ==
+               (ranges[begin].kind == RangeKind::gpu_user_annotation))
       ++end;
     if (ranges[begin].kind == RangeKind::gpu_user_annotation) {
       begin = end;
@@ -313,12 +348,19 @@ void build_ops(TraceData& t) {
         OpRec op;
         op.range = static_cast<int64_t>(i);
         op.name_id = r.op_name_id;
-        op.op_type = normalize_op_type(t.text(r.op_name_id));
+        auto type = t.op_type_of_name.find(r.op_name_id);
+        if (type == t.op_type_of_name.end())
+          type = t.op_type_of_name.emplace(r.op_name_id, normalize_op_type(t.text(r.op_name_id))).first;
+        op.op_type = type->second;
         op.parent = f.op;
         op.depth = f.op >= 0 ? t.ops[static_cast<size_t>(f.op)].depth + 1 : 0;
         op.path = f.path;
         op.iteration = iteration;
-        op.pass = f.in_optimizer ? "optimizer" : f.in_backward ? "bwd" : f.in_dataloader ? "dataloader" : iteration >= 0 ? "fwd" : "other";
+        op.pass = f.in_optimizer    ? "optimizer"
+                  : f.in_backward   ? "bwd"
+                  : f.in_dataloader ? "dataloader"
+                  : iteration >= 0  ? "fwd"
+                                    : "other";
         std::optional<std::string_view> types;
         if (r.input_types_id != kNone) types = t.text(r.input_types_id);
         op.tc_eligible = is_tc_eligible(op.op_type, types);
