@@ -60,8 +60,9 @@ void tune_for_bulk_load(SQLite::Database& db, bool in_memory) {
   db.exec("PRAGMA synchronous=OFF");
   db.exec("PRAGMA temp_store=MEMORY");
   // A memdb database already lives in memory; the page cache only holds copies of pages in use,
-  // so a small one does (a large one would hold a second copy of the store: measured, no faster).
-  db.exec(in_memory ? "PRAGMA cache_size=-16384" : "PRAGMA cache_size=-262144");
+  // so a small one does (a large one would hold a second copy of the store). Measured: 4 MiB
+  // inserts, updates and builds indexes as fast as 16 MiB and as :memory:, with 5-15 MiB less.
+  db.exec(in_memory ? "PRAGMA cache_size=-4096" : "PRAGMA cache_size=-262144");
 }
 
 // In-memory stores live in SQLite's "memdb" VFS under a process-unique name starting with '/',
