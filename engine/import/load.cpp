@@ -10,8 +10,11 @@
 #include <cstdlib>
 #include <ctime>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
+#include <string_view>
 #include <thread>
 
 #include "engine/common/error.hpp"
@@ -43,9 +46,9 @@ int stored_schema_version(const std::string& path) {
 
 // Copies a saved store into a fresh in-memory store with the SQLite backup API. A store saved by
 // an older proflint is upgraded in the copy (the user's file is never modified).
-Store copy_store_into_memory(const std::string& path) {
+Store copy_store_into_memory(const std::string& path, Store::Sharing sharing) {
   int version = stored_schema_version(path);
-  Store copy = Store::create_in_memory();
+  Store copy = Store::create_in_memory(sharing);
   if (version >= 1 && version < latest_schema_version()) {
     SQLite::Database source(path, SQLite::OPEN_READONLY);
     backup_into(path, source.getHandle(), copy);
@@ -82,25 +85,65 @@ class StageTimer {
   std::clock_t cpu_;
 };
 
+// A file did not fit in a shared in-memory store (load_inputs starts over without sharing).
+struct SharedStoreFull {};
+
+// True when `error`, raised while filling the shared store `store`, is that store running out of
+// room: SQLite's "database or disk is full" (memdb at its size limit; an in-memory store has no
+// disk) or "out of memory" (its buffer could not grow), or the store being near its limit.
+bool ran_out_of_room(const Store& store, const std::exception_ptr& error) {
+  if (store.near_shared_limit()) return true;
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    std::string_view what = e.what();
+    return what.find("database or disk is full") != std::string_view::npos ||
+           what.find("out of memory") != std::string_view::npos;
+  } catch (...) {
+  }
+  return false;
+}
+
+// Bytes of store an input will probably need, from its size and kind (measured on the benchmark
+// inputs and real traces: a store holds ~0.3-0.5 bytes per byte of Kineto JSON, 9-14 per byte of
+// gzip, ~2.1 per byte of an nsys export), rounded up.
+double estimated_store_bytes(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  auto size = static_cast<double>(fs::file_size(path, ec));
+  if (ec) return 0;
+  char head[16] = {};
+  std::ifstream in(path, std::ios::binary);
+  in.read(head, sizeof head);
+  if (static_cast<unsigned char>(head[0]) == 0x1f && static_cast<unsigned char>(head[1]) == 0x8b) return size * 16;
+  if (std::string_view(head, 15) == "SQLite format 3") return size * 2.5;
+  return size * 0.6;
+}
+
+// Above this estimate a run uses a Sharing::none store from the start instead of discovering the
+// limit of a shared one halfway through.
+constexpr double kSharedStoreBudget = 1.2e9;
+
 // Imports the files in the order given. With several files and more than one job, the first is
 // imported into `store` on this thread while the others are imported at the same time, each into
 // a store of its own on a thread of its own (at most jobs - 1 at once); those are then appended
 // in order (Store::append_imported), which gives exactly the store of a sequential import. The
 // first failure in file order is the one reported, as it would be sequentially.
-void import_all(const std::vector<std::string>& paths, Store& store, const LoadOptions& options) {
+void import_all(const std::vector<std::string>& paths, Store& store, const LoadOptions& options, bool side_by_side) {
   // One file's import already keeps two or three threads busy (inflate, parse, SQLite inserts):
   // on fewer than four cores, files side by side would only add the appending, so unless asked
   // (LoadOptions::jobs, PROFLINT_JOBS) they go one after the other there.
   unsigned jobs = available_jobs(options.jobs);
   if (options.jobs == 0 && !std::getenv("PROFLINT_JOBS") && std::thread::hardware_concurrency() < 4) jobs = 1;
   jobs = std::min<unsigned>(jobs, static_cast<unsigned>(paths.size()));
-  if (jobs <= 1) {
+  if (jobs <= 1 || !side_by_side) {
     for (const auto& path : paths) import_file(path, store, options.import);
     return;
   }
   struct Side {
     std::optional<Store> store;
     std::exception_ptr error;
+    bool full = false;  // failed in a shared store grown near its limit
   };
   std::vector<Side> sides(paths.size());
   ImportOptions quiet = options.import;
@@ -108,12 +151,14 @@ void import_all(const std::vector<std::string>& paths, Store& store, const LoadO
   std::atomic<size_t> next{1};
   auto work = [&] {
     for (size_t i = next++; i < paths.size(); i = next++) {
+      std::optional<Store> own;
       try {
-        Store own = Store::create_in_memory();
-        import_file(paths[i], own, quiet);
-        sides[i].store.emplace(std::move(own));
+        own.emplace(Store::create_in_memory());
+        import_file(paths[i], *own, quiet);
+        sides[i].store = std::move(own);
       } catch (...) {
         sides[i].error = std::current_exception();
+        sides[i].full = own && ran_out_of_room(*own, sides[i].error);
       }
     }
   };
@@ -126,6 +171,7 @@ void import_all(const std::vector<std::string>& paths, Store& store, const LoadO
   }
   for (auto& t : threads) t.join();
   for (auto& side : sides) {
+    if (side.full) throw SharedStoreFull();
     if (side.error) std::rethrow_exception(side.error);
     if (side.store) {
       StageTimer timer("import:append");
@@ -140,7 +186,10 @@ void import_all(const std::vector<std::string>& paths, Store& store, const LoadO
 Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& options) {
   if (paths.empty()) throw Error("no input profile given");
   if (paths.size() == 1 && Store::is_store_file(paths[0])) {
-    Store store = copy_store_into_memory(paths[0]);
+    std::error_code ec;
+    auto bytes = static_cast<double>(std::filesystem::file_size(paths[0], ec));
+    Store store = copy_store_into_memory(
+        paths[0], bytes * 1.2 > kSharedStoreBudget ? Store::Sharing::none : Store::Sharing::shared);
     StageTimer timer("derive");
     derive_all(store, options.derive, options.rederive);
     return store;
@@ -148,14 +197,31 @@ Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& opti
   for (const auto& path : paths)
     if (Store::is_store_file(path))
       throw input_error(path, "", "a saved proflint store can only be given alone, not mixed with other inputs");
-  Store store = Store::create_in_memory();
-  {
-    StageTimer timer("import");
-    import_all(paths, store, options);
+  // A shared store lets derivation and analysis use several threads but holds ~2 GiB at most; a
+  // run that would not fit uses a plain one (one thread there), decided from the input sizes and,
+  // when the estimate was wrong, after the shared store filled up.
+  double estimate = 0;
+  for (const auto& path : paths) estimate += estimated_store_bytes(path);
+  auto sharing = estimate > kSharedStoreBudget ? Store::Sharing::none : Store::Sharing::shared;
+  for (;;) {
+    Store store = Store::create_in_memory(sharing);
+    try {
+      {
+        StageTimer timer("import");
+        import_all(paths, store, options, sharing == Store::Sharing::shared);
+      }
+      StageTimer timer("derive");
+      derive_all(store, options.derive, false);
+      return store;
+    } catch (const SharedStoreFull&) {
+      if (sharing == Store::Sharing::none) throw Error("internal: an unshared store reported a shared limit");
+      sharing = Store::Sharing::none;
+    } catch (...) {
+      if (sharing == Store::Sharing::none || !ran_out_of_room(store, std::current_exception())) throw;
+      if (std::getenv("PROFLINT_TIMINGS")) std::cerr << "timing note: shared store full, loading again unshared\n";
+      sharing = Store::Sharing::none;
+    }
   }
-  StageTimer timer("derive");
-  derive_all(store, options.derive, false);
-  return store;
 }
 
 }  // namespace proflint

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 #include <thread>
 
 #include "engine/common/error.hpp"
@@ -90,23 +91,51 @@ std::string file_uri(const std::string& path) {
   return uri + "?vfs=" + sqlite3_vfs_find(nullptr)->zName;
 }
 
-// memdb refuses to grow past 1 GiB unless told otherwise; a store of 10^7 events is ~3 GiB.
-void lift_memdb_size_limit(SQLite::Database& db) {
-  sqlite3_int64 limit = sqlite3_int64{1} << 42;
+// memdb grows its one buffer by doubling it through sqlite3_realloc, which refuses 2 GiB or more:
+// capping the size just below lets the buffer reach that instead of failing at half of it (the
+// default cap is 1 GiB). Larger stores go to a plain in-memory database (Store::Sharing::none).
+constexpr sqlite3_int64 kMemdbMaxBytes = 0x7ffe0000;
+
+// PROFLINT_SHARED_STORE_LIMIT (bytes, smaller only) lets tests reach the limit with small inputs.
+sqlite3_int64 memdb_max_bytes() {
+  const char* env = std::getenv("PROFLINT_SHARED_STORE_LIMIT");
+  long long n = env ? std::atoll(env) : 0;
+  return n > 0 && n < kMemdbMaxBytes ? static_cast<sqlite3_int64>(n) : kMemdbMaxBytes;
+}
+
+void set_memdb_size_limit(SQLite::Database& db) {
+  sqlite3_int64 limit = memdb_max_bytes();
   sqlite3_file_control(db.getHandle(), "main", SQLITE_FCNTL_SIZE_LIMIT, &limit);
 }
 }  // namespace
 
 int latest_schema_version() { return static_cast<int>(migrations().size()); }
 
-Store Store::create_in_memory() {
+Store Store::create_in_memory(Sharing sharing) {
+  if (sharing == Sharing::none) {
+    auto db = std::make_unique<SQLite::Database>(":memory:", open_flags());
+    Store store(std::move(db), "", nullptr);
+    tune_for_bulk_load(store.db(), false);
+    store.migrate();
+    return store;
+  }
   std::string name = new_memdb_name();
   auto db = std::make_unique<SQLite::Database>(name.c_str(), open_flags(), 0, "memdb");
-  lift_memdb_size_limit(*db);
+  set_memdb_size_limit(*db);
   Store store(std::move(db), name, "memdb");
   tune_for_bulk_load(store.db(), true);
   store.migrate();
   return store;
+}
+
+bool Store::near_shared_limit() const {
+  if (!vfs_ || std::string_view(vfs_) != "memdb") return false;
+  try {
+    int64_t bytes = db_->execAndGet("PRAGMA page_count").getInt64() * db_->execAndGet("PRAGMA page_size").getInt64();
+    return bytes > memdb_max_bytes() / 2;
+  } catch (const std::exception&) {
+    return true;  // a store that cannot even answer this is the full one
+  }
 }
 
 Store Store::create_file(const std::string& path) {
@@ -154,6 +183,7 @@ Store Store::open_existing(const std::string& path, bool read_only) {
 }
 
 std::unique_ptr<SQLite::Database> Store::open_reader() const {
+  if (name_.empty()) throw Error("internal: this in-memory store has a single connection");
   auto reader =
       std::make_unique<SQLite::Database>(name_.c_str(), SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX, 0, vfs_);
   reader->exec("PRAGMA temp_store=MEMORY");

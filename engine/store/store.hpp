@@ -13,8 +13,14 @@ int latest_schema_version();
 
 class Store {
  public:
+  // How an in-memory store can be read: `shared` (SQLite's memdb, any number of connections and
+  // threads, at most ~2 GiB), or `none` (one connection, no size limit but memory).
+  enum class Sharing { shared, none };
   // A new, empty store in memory with all migrations applied.
-  static Store create_in_memory();
+  static Store create_in_memory(Sharing sharing = Sharing::shared);
+  // True when this is a shared store grown past half its limit: an import or derivation that
+  // failed here most likely ran out of room, and is redone in a Sharing::none store.
+  bool near_shared_limit() const;
   // A new store at `path` (must not exist yet) with all migrations applied.
   static Store create_file(const std::string& path);
   // Opens an existing proflint store; refuses files that are not stores and stores made by a
@@ -25,7 +31,8 @@ class Store {
 
   SQLite::Database& db() { return *db_; }
   // A second, read-only connection to the same database, for a thread of its own (analysis runs
-  // detectors and rules on several). Sees what the store's connection has committed.
+  // detectors and rules on several). Sees what the store's connection has committed. Throws for
+  // a Sharing::none store; callers then stay on one thread.
   std::unique_ptr<SQLite::Database> open_reader() const;
   int schema_version();
 

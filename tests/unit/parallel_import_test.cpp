@@ -99,3 +99,20 @@ TEST(ParallelImport, FirstFailureInFileOrderIsReported) {
   EXPECT_NE(first_bad.find("truncated.json"), std::string::npos) << first_bad;
   fs::remove_all(dir);
 }
+
+// A shared (memdb) store holds ~2 GiB at most; a run that fills it is loaded again into an
+// unshared store, with the same result. PROFLINT_SHARED_STORE_LIMIT brings the limit down to
+// the size of a fixture.
+TEST(SharedStoreLimit, FullSharedStoreIsLoadedAgainUnsharedWithTheSameResult) {
+  std::vector<std::string> paths = {fixture("sample_train.json.gz"), fixture("sample_amp.json.gz")};
+  Store normal = load(paths, 1);
+  EXPECT_NO_THROW(normal.open_reader());
+  std::string expected = dump(normal);
+  ::setenv("PROFLINT_SHARED_STORE_LIMIT", "400000", 1);
+  for (unsigned jobs : {1u, 2u}) {
+    Store small = load(paths, jobs);
+    EXPECT_THROW(small.open_reader(), Error) << "expected the unshared store after the limit was hit";
+    EXPECT_TRUE(dump(small) == expected) << jobs << " jobs";
+  }
+  ::unsetenv("PROFLINT_SHARED_STORE_LIMIT");
+}
