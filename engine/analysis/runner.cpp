@@ -12,6 +12,7 @@
 #include <ctime>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "engine/analysis/detector.hpp"
@@ -155,7 +156,11 @@ void run_tasks(Store& store, const Facts& facts, std::vector<AnalysisTask>& task
   }
   ReadOnlyGuard guard(store.db());
   std::vector<std::thread> threads;
-  for (auto& f : reader_facts) threads.emplace_back(work, std::cref(*f));
+  try {
+    for (auto& f : reader_facts) threads.emplace_back(work, std::cref(*f));
+  } catch (const std::system_error&) {
+    // No more threads to be had: the ones started and this one share the tasks.
+  }
   work(facts);
   for (auto& t : threads) t.join();
   if (failed) std::rethrow_exception(failed);

@@ -15,6 +15,7 @@
 #include <iostream>
 #include <optional>
 #include <string_view>
+#include <system_error>
 #include <thread>
 
 #include "engine/common/error.hpp"
@@ -163,12 +164,17 @@ void import_all(const std::vector<std::string>& paths, Store& store, const LoadO
     }
   };
   std::vector<std::thread> threads;
-  for (unsigned j = 1; j < jobs; ++j) threads.emplace_back(work);
+  try {
+    for (unsigned j = 1; j < jobs; ++j) threads.emplace_back(work);
+  } catch (const std::system_error&) {
+    // No more threads to be had: the ones started take the other files.
+  }
   try {
     import_file(paths[0], store, options.import);
   } catch (...) {
     sides[0].error = std::current_exception();
   }
+  work();  // then this thread takes files nobody has started yet
   for (auto& t : threads) t.join();
   for (auto& side : sides) {
     if (side.full) throw SharedStoreFull();
