@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/analysis/dataloader_ranges.hpp"
 #include "engine/analysis/detector.hpp"
 #include "engine/derive/intervals.hpp"
 #include "engine/report/format.hpp"
@@ -133,18 +134,12 @@ class DataloaderStall final : public Detector {
     return out;
   }
 
-  // The host-side DataLoader/DataPipe fetch annotations (the same names the breakdown counts as
-  // 'dataloader'): `enumerate(DataLoader)#…__next__`, `enumerate(DataPipe)#…`, and emit_nvtx copies.
+  // The host-side DataLoader/DataPipe fetch annotations (engine/analysis/dataloader_ranges.hpp).
   static std::vector<Annotation> load_annotations(const Facts& facts, int64_t trace_id) {
-    // instr(value, 'Data') first: every pattern contains it, and one failed search per string
-    // (nsys stores can hold ~10^6 distinct range names) is cheaper than three.
-    SQLite::Statement q(
-        facts.db(),
-        "SELECT id, name, start_ns, dur_ns FROM range WHERE +trace_id = ? AND kind != 'gpu_user_annotation' AND "
-        "name_id IN (SELECT id FROM string WHERE instr(value, 'Data') > 0 AND (instr(value, 'enumerate(DataLoader)') > "
-        "0 OR "
-        "instr(value, 'enumerate(DataPipe)') > 0 OR (instr(value, 'DataLoader') > 0 AND instr(value, '__next__') > "
-        "0))) ORDER BY start_ns, id");
+    SQLite::Statement q(facts.db(),
+                        "SELECT id, name, start_ns, dur_ns FROM range WHERE +trace_id = ? AND kind != "
+                        "'gpu_user_annotation' AND name_id IN (" PROFLINT_DATALOADER_NAME_IDS_SQL
+                        ") ORDER BY start_ns, id");
     q.bind(1, trace_id);
     std::vector<Annotation> out;
     while (q.executeStep())

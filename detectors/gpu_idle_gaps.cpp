@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/analysis/dataloader_ranges.hpp"
 #include "engine/analysis/detector.hpp"
 #include "engine/derive/intervals.hpp"
 #include "engine/report/format.hpp"
@@ -152,22 +153,6 @@ class GpuIdleGaps final : public Detector {
       prev_end = e;
     }
     return out;
-  }
-
-  static std::vector<Interval> dataloader_union(const Facts& facts, int64_t trace_id) {
-    SQLite::Statement q(
-        facts.db(),
-        // instr(value, 'Data') first: every pattern contains it, and one failed search per string
-        // (nsys stores can hold ~10^6 distinct range names) is cheaper than three.
-        "SELECT start_ns, start_ns + dur_ns FROM _range WHERE +trace_id = ? AND kind != 'gpu_user_annotation' AND "
-        "name_id IN (SELECT id FROM string WHERE instr(value, 'Data') > 0 AND (instr(value, 'enumerate(DataLoader)') > "
-        "0 OR "
-        "instr(value, 'enumerate(DataPipe)') > 0 OR (instr(value, 'DataLoader') > 0 AND instr(value, '__next__') > "
-        "0)))");
-    q.bind(1, trace_id);
-    std::vector<Interval> out;
-    while (q.executeStep()) out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64()});
-    return union_intervals(std::move(out));
   }
 
   // The processes driving the device (those whose API calls launched its kernels); nullopt when no

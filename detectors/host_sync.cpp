@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/analysis/dataloader_ranges.hpp"
 #include "engine/analysis/detector.hpp"
 #include "engine/derive/intervals.hpp"
 #include "engine/report/format.hpp"
@@ -332,22 +333,6 @@ class HostSync final : public Detector {
   static int64_t gap(const std::vector<Interval>& excluded, int64_t from, int64_t to) {
     if (to <= from) return 0;
     return (to - from) - length_within(excluded, {from, to});
-  }
-
-  static std::vector<Interval> dataloader_union(const Facts& facts, int64_t trace_id) {
-    // instr(value, 'Data') first: every pattern contains it, and one failed search per string
-    // (nsys stores can hold ~10^6 distinct range names) is cheaper than three.
-    SQLite::Statement q(
-        facts.db(),
-        "SELECT start_ns, start_ns + dur_ns FROM _range WHERE +trace_id = ? AND kind != 'gpu_user_annotation' AND "
-        "name_id IN (SELECT id FROM string WHERE instr(value, 'Data') > 0 AND (instr(value, 'enumerate(DataLoader)') > "
-        "0 OR "
-        "instr(value, 'enumerate(DataPipe)') > 0 OR (instr(value, 'DataLoader') > 0 AND instr(value, '__next__') > "
-        "0)))");
-    q.bind(1, trace_id);
-    std::vector<Interval> out;
-    while (q.executeStep()) out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64()});
-    return union_intervals(std::move(out));
   }
 
   void report(int64_t trace_id, const TraceSummary& summary, const std::vector<Sync>& syncs,
