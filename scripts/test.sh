@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # scripts/test.sh — everything scripts/setup.sh does, then all tests: the normal build, and
-# once more under AddressSanitizer + UndefinedBehaviorSanitizer (PROFLINT_SANITIZE=0 skips it).
+# once more under AddressSanitizer + UndefinedBehaviorSanitizer (PROFLINT_SANITIZE=0 skips it),
+# then a short run of every libFuzzer target on its corpus (scripts/fuzz.sh --ci, ~4 min plus the
+# clang build): on by default when CI=true, PROFLINT_FUZZ=1 asks for it elsewhere, PROFLINT_FUZZ=0
+# skips it.
 # Tests on ../shared/realdata skip with a message when that folder is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,4 +20,12 @@ if [ "${PROFLINT_SANITIZE:-1}" != 0 ]; then
   cmake --build build-sanitize -j "$(nproc)"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-sanitize --output-on-failure -j "$(nproc)" --timeout 1800
+fi
+
+ci_default=0
+[ "${CI:-}" = true ] && ci_default=1
+if [ "${PROFLINT_FUZZ:-$ci_default}" != 0 ]; then
+  echo
+  echo "== fuzz targets, ${PROFLINT_FUZZ_SECONDS:-35} s each (scripts/fuzz.sh --ci) =="
+  bash scripts/fuzz.sh --ci
 fi

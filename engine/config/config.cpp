@@ -103,7 +103,9 @@ GateConfig parse_gate(const toml::node& node, const std::string& source) {
                                                  "noise_floor",    "seed",
                                                  "skip_metrics",   "top",
                                                  "warmup",         "warmup_tolerance"};
-  for (const auto& [key, value] : *table) {
+  for (const auto& [key, bound_value] : *table) {
+    // A plain reference: lambdas cannot capture structured bindings before clang 16 (fuzz build).
+    const auto& value = bound_value;
     std::string k(key.str());
     std::string at = where(source, value.source());
     if (std::find(known.begin(), known.end(), k) == known.end()) {
