@@ -70,9 +70,11 @@ for t in "${targets[@]}"; do
   [ "$ci" = 0 ] && [ "$workers" -gt 1 ] && args+=(-fork="$workers")
   echo "== fuzz_$t: ${seconds}s (log $log)"
   status=0
-  "$BUILD/fuzz_$t" "${args[@]}" "$corpus" "$BUILD/seeds/$t" >"$log" 2>&1 || status=$?
-  execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | awk '{s += $2} END {print s + 0}')
-  rate=$(grep -o 'stat::average_exec_per_sec: [0-9]*' "$log" | awk '{print $2}' | tail -1)
+  dirs=("$corpus" "$BUILD/seeds/$t")
+  [ -d "tests/fuzz/regressions/$t" ] && dirs+=("tests/fuzz/regressions/$t")  # inputs that once broke proflint
+  "$BUILD/fuzz_$t" "${args[@]}" "${dirs[@]}" >"$log" 2>&1 || status=$?
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{s += $2} END {print s + 0}')
+  rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | awk '{print $2}' | tail -1)
   line="fuzz_$t: $execs executions, ${rate:-?} exec/s, $(find "$corpus" -type f | wc -l) corpus inputs"
   if [ "$status" != 0 ]; then
     line+=", FAILED (exit $status)"

@@ -84,7 +84,7 @@ def gen_profile(args, out):
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
-    out, proflint = sys.argv[1], sys.argv[2]
+    out, proflint = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     for d in ('kineto', 'nsys', 'store', 'config', 'lua_rule', 'pipeline'):
         os.makedirs(os.path.join(out, d), exist_ok=True)
     tmp = tempfile.mkdtemp(prefix='proflint-seeds-')

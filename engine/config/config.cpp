@@ -5,6 +5,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -205,6 +206,45 @@ std::string toml_quote(const std::string& s) {
   return os.str();
 }
 
+// A key as written in TOML: bare when it can be ("max_step_ms", "attention-tensor-cores"), else
+// quoted, so that "breakdown.*" stays one key instead of a syntax error or a dotted path.
+std::string toml_key(const std::string& key) {
+  bool bare = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+  if (bare) return key;
+  // A basic string on one line: toml_quote may write a multi-line string, which TOML forbids in keys.
+  std::string out = "\"";
+  for (unsigned char c : key) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\u{:04X}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+// An option value (what read_options stores: numbers, booleans, strings, arrays of them) as TOML.
+// JSON's text is not TOML for strings with some escapes, nor for nan and inf (JSON writes null).
+std::string toml_value(const nlohmann::json& v) {
+  if (v.is_string()) return toml_quote(v.get<std::string>());
+  if (v.is_number_float()) {
+    double d = v.get<double>();
+    if (std::isnan(d)) return "nan";
+    if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  }
+  if (v.is_array()) {
+    std::string out;
+    for (const auto& item : v) out += (out.empty() ? "" : ", ") + toml_value(item);
+    return "[" + out + "]";
+  }
+  return v.dump();
+}
+
 }  // namespace
 
 Config parse_config(const std::string& text, const std::string& source) {
@@ -395,9 +435,9 @@ std::string dump_config(const Config& config) {
       "\n[tensor_cores]\n# kernel-name substrings checked before the built-in table\nuses = [{}]\nnot = [{}]\n", uses,
       nots);
   for (const auto& [id, dc] : config.detectors) {
-    out += fmt::format("\n[detectors.{}]\n", id);
+    out += fmt::format("\n[detectors.{}]\n", toml_key(id));
     if (dc.enabled) out += fmt::format("enabled = {}\n", *dc.enabled ? "true" : "false");
-    for (const auto& [key, value] : dc.options.items()) out += fmt::format("{} = {}\n", key, value.dump());
+    for (const auto& [key, value] : dc.options.items()) out += fmt::format("{} = {}\n", toml_key(key), toml_value(value));
   }
   out += "\n[rules]\n";
   std::string paths;
@@ -406,9 +446,9 @@ std::string dump_config(const Config& config) {
                      config.rules.limits.instruction_limit, config.rules.limits.memory_limit_mb,
                      config.rules.limits.query_time_limit_ms);
   for (const auto& [id, dc] : config.rules.rules) {
-    out += fmt::format("\n[rules.{}]\n", id);
+    out += fmt::format("\n[rules.{}]\n", toml_key(id));
     if (dc.enabled) out += fmt::format("enabled = {}\n", *dc.enabled ? "true" : "false");
-    for (const auto& [key, value] : dc.options.items()) out += fmt::format("{} = {}\n", key, value.dump());
+    for (const auto& [key, value] : dc.options.items()) out += fmt::format("{} = {}\n", toml_key(key), toml_value(value));
   }
   const GateConfig& g = config.gate;
   auto quoted_list = [](const std::vector<std::string>& items) {
@@ -433,7 +473,7 @@ std::string dump_config(const Config& config) {
   if (!g.budgets.empty()) {
     out += "\n[gate.budgets]\n";
     for (const auto& [metric, budget] : g.budgets)
-      out += fmt::format("{} = {}\n", toml_quote(metric), toml_quote(budget.text));
+      out += fmt::format("{} = {}\n", toml_key(metric), toml_quote(budget.text));
   }
   for (const auto& sup : config.suppressions)
     out += fmt::format("\n[[suppress]]\nid = {}\npattern = {}\nreason = {}\n", toml_quote(sup.id),

@@ -25,15 +25,14 @@
 
 namespace proflint::fuzz {
 
-// Kineto JSON importer (plain and gzip) on arbitrary bytes. Fast: import into an empty store,
-// no derivation.
+// Kineto JSON importer (plain and gzip) on arbitrary bytes. Fast: import into an empty store
+// (emptied again afterwards), no derivation.
 inline void kineto(const uint8_t* data, size_t size) {
   static InputFile input(".json");
   const std::string& path = input.write(data, size);
-  refusals_allowed([&] {
-    Store store = Store::create_in_memory(Store::Sharing::none);
-    KinetoImporter().import(path, store, {});
-  });
+  static ReusedStore store;
+  refusals_allowed([&] { KinetoImporter().import(path, store.get(), {}); });
+  store.reset();
 }
 
 // Nsight Systems SQLite importer on arbitrary bytes (SQLite reads files, so they are written to
@@ -41,10 +40,9 @@ inline void kineto(const uint8_t* data, size_t size) {
 inline void nsys(const uint8_t* data, size_t size) {
   static InputFile input(".sqlite");
   const std::string& path = input.write(data, size);
-  refusals_allowed([&] {
-    Store store = Store::create_in_memory(Store::Sharing::none);
-    NsysImporter().import(path, store, {});
-  });
+  static ReusedStore store;
+  refusals_allowed([&] { NsysImporter().import(path, store.get(), {}); });
+  store.reset();
 }
 
 // Loading a saved store (`proflint analyze run.db`): the header check, the copy into memory,
@@ -71,7 +69,7 @@ inline void config(const uint8_t* data, size_t size) {
   std::string dumped = dump_config(*parsed);
   std::string again;
   try {
-    again = dump_config(parse_config(dumped, "dump.toml"));
+    again = dump_config(parse_config(dumped, "fuzz.toml"));  // same name: the dump quotes it
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fuzz: the dump of a valid configuration does not parse: %s\n--- dump ---\n%s\n", e.what(),
                  dumped.c_str());

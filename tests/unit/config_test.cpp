@@ -79,3 +79,26 @@ TEST(Config, GateTableParsesAndRoundTrips) {
   EXPECT_THROW(parse_config("[gate]\nmin_iterations = 1\n", "s.toml"), Error);
   EXPECT_THROW(parse_config("[gate]\nwarmup = \"sometimes\"\n", "s.toml"), Error);
 }
+
+// Found by the fuzz_config target (tests/fuzz/regressions/config/): `config dump` wrote option
+// keys bare ("breakdown.* = ..." is not TOML; "a.b" would become a nested table), a budget's
+// metric with a newline as a multi-line string (forbidden in keys), and nan/inf as JSON's null.
+TEST(Config, DumpQuotesKeysAndValuesSoThatItParsesAgain) {
+  Config c = parse_config(
+      "[rules.\"odd.rule id\"]\n\"breakdown.*\" = \"2 ms\"\nplain_key = 1\n"
+      "[detectors.gpu-idle-gaps]\n\"tab\\there\" = nan\nlimit = -inf\nlist = [1.5, \"a\\\"b\"]\n"
+      "[gate.budgets]\n\"line\\nbreak\" = \"3%\"\n",
+      "c.toml");
+  std::string dumped = dump_config(c);
+  EXPECT_NE(dumped.find("[rules.\"odd.rule id\"]\n\"breakdown.*\" = \"2 ms\"\nplain_key = 1\n"), std::string::npos)
+      << dumped;
+  EXPECT_NE(dumped.find("limit = -inf\n"), std::string::npos) << dumped;
+  EXPECT_NE(dumped.find("\"tab\\u0009here\" = nan\n"), std::string::npos) << dumped;
+  EXPECT_NE(dumped.find("\"line\\u000Abreak\" = \"3%\"\n"), std::string::npos) << dumped;
+  Config again = parse_config(dumped, "c.toml");
+  EXPECT_EQ(dump_config(again), dumped);
+  ASSERT_EQ(again.rules.rules.count("odd.rule id"), 1u);
+  EXPECT_EQ(again.rules.rules.at("odd.rule id").options.at("breakdown.*"), "2 ms");
+  ASSERT_EQ(again.gate.budgets.size(), 1u);
+  EXPECT_EQ(again.gate.budgets[0].first, "line\nbreak");
+}

@@ -731,7 +731,12 @@ ImportResult KinetoImporter::import(const std::string& path, Store& store, const
   StoreWriter writer(store, info);
 
   KinetoSink sink(path, writer, options, *source, file_size);
-  kineto::ScanResult scan = kineto::scan_trace(*source, path, sink);
+  // The scanner's buffer is zero-filled: 4 MiB for a trace of a few KB made that the main cost of
+  // importing it (measured with the fuzz targets). 16x the file covers gzip; the buffer grows for
+  // an event larger than half of it anyway.
+  kineto::ScanLimits limits;
+  if (file_size > 0) limits.initial_buffer = std::min<uint64_t>(limits.initial_buffer, std::max<uint64_t>(file_size * 16, 64 * 1024));
+  kineto::ScanResult scan = kineto::scan_trace(*source, path, sink, limits);
   sink.finish(scan);
   writer.commit();
 

@@ -531,9 +531,10 @@ Report build_summary(const ReportInput& in, const std::string& domain) {
     for (const auto& [c, ns] : cats) window += ns;
     wall = std::max(wall, window);
     ++n_devices;
-    auto get = [&](const char* c) {
-      auto it = cats.find(c);
-      return it == cats.end() ? int64_t{0} : it->second;
+    // Through a plain reference: lambdas cannot capture structured bindings before clang 16.
+    auto get = [&device_cats = cats](const char* c) {
+      auto it = device_cats.find(c);
+      return it == device_cats.end() ? int64_t{0} : it->second;
     };
     if (window == 0) {
       other += 100.0;
