@@ -90,11 +90,11 @@ TEST(Config, DumpQuotesKeysAndValuesSoThatItParsesAgain) {
       "[gate.budgets]\n\"line\\nbreak\" = \"3%\"\n",
       "c.toml");
   std::string dumped = dump_config(c);
-  EXPECT_NE(dumped.find("[rules.\"odd.rule id\"]\n\"breakdown.*\" = \"2 ms\"\nplain_key = 1\n"), std::string::npos)
+  EXPECT_NE(dumped.find("[rules.\"odd.rule id\"]\n\"breakdown.*\" = '2 ms'\nplain_key = 1\n"), std::string::npos)
       << dumped;
   EXPECT_NE(dumped.find("limit = -inf\n"), std::string::npos) << dumped;
   EXPECT_NE(dumped.find("\"tab\\u0009here\" = nan\n"), std::string::npos) << dumped;
-  EXPECT_NE(dumped.find("\"line\\u000Abreak\" = \"3%\"\n"), std::string::npos) << dumped;
+  EXPECT_NE(dumped.find("\"line\\u000Abreak\" = '3%'\n"), std::string::npos) << dumped;
   Config again = parse_config(dumped, "c.toml");
   EXPECT_EQ(dump_config(again), dumped);
   ASSERT_EQ(again.rules.rules.count("odd.rule id"), 1u);
