@@ -175,7 +175,7 @@ int cmd_query(const CommonOptions& options, const std::string& sql) {
   const char* tail = nullptr;
   if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, &tail) != SQLITE_OK) {
     std::string why = sqlite3_errmsg(db);
-    if (sqlite3_errcode(db) == SQLITE_AUTH)
+    if (sqlite3_errcode(db) == SQLITE_AUTH || why.find("not authorized") != std::string::npos)
       throw Error("query: only read-only statements (SELECT, WITH ...) are allowed; refused: " + why);
     throw Error("query: " + why);
   }

@@ -177,9 +177,10 @@ Store Store::open_existing(const std::string& path, bool read_only) {
   if (version < latest_schema_version()) {
     if (read_only)
       throw input_error(path, "",
-                        "store has schema version " + std::to_string(version) + ", older than this proflint's " +
+                        "store has schema version " + std::to_string(version) + " (expected 1 to " +
                             std::to_string(latest_schema_version()) +
-                            "; give it as the input of a command (which upgrades a copy) or re-create it with proflint ingest");
+                            "; a proflint command upgrades a copy of an older store when given it as input): a damaged "
+                            "or edited store; re-create it with proflint ingest");
     store.migrate();
   }
   return store;
