@@ -104,7 +104,7 @@ TEST_F(OutputPaths, SymlinkPlantedAtTheOldTemporaryNameIsNotFollowed) {
   EXPECT_EQ(slurp(victim), "precious");
   EXPECT_TRUE(fs::is_symlink(db + ".tmp-proflint"));
   EXPECT_TRUE(fs::is_regular_file(db));
-  EXPECT_NE(slurp(out).find("ampere_sgemm"), std::string::npos) << slurp(out);
+  EXPECT_NE(slurp(out).find("problem(s) found"), std::string::npos) << slurp(out);
 }
 
 TEST_F(OutputPaths, SymlinkAtTheTargetIsKeptAndItsFileWritten) {
