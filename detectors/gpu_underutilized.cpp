@@ -216,9 +216,10 @@ class GpuUnderutilized final : public Detector {
       problem += fmt::format(" Cut into {} chunks of {}, {} are below the threshold", chunk_util.size(),
                              format_ns(chunk_len), low);
     if (best_len > 1)
-      problem += fmt::format(", the longest low stretch running from +{} to +{} of the window",
+      problem += fmt::format(", the longest low stretch running from +{} to +{} of the {}",
                              format_ns(best_start * chunk_len),
-                             format_ns(std::min((best_start + best_len) * chunk_len, window.length())));
+                             format_ns(std::min((best_start + best_len) * chunk_len, window.length())),
+                             steady ? "steady state" : "window");
     if (!chunk_util.empty()) problem += ".";
 
     bool transfer_bound = busy_share >= threshold_ && copies > K;
@@ -405,10 +406,11 @@ class GpuUnderutilized final : public Detector {
                       "memory and device-to-host reads wait for the GPU; pin host buffers (`pin_memory=True`), use "
                       "`.to(device, non_blocking=True)`, and avoid reading results back every step.";
       if (has("Malloc") || has("Free") || has("Create") || has("Destroy") || has("Register") || has("Module"))
-        return "The host spends its time allocating or setting up (cudaMalloc/cudaFree, stream/event creation, module "
-               "loading) after start-up: allocate once and reuse (see allocation-churn; a memory pool with "
-               "cudaMallocAsync, or the framework's caching allocator without empty_cache() in the loop) and create "
-               "streams/events once.";
+        return std::string("The host spends its time allocating or setting up (cudaMalloc/cudaFree, stream/event "
+                           "creation, module loading) after start-up: allocate once and reuse (see allocation-churn; ") +
+               (cuda ? "a memory pool with cudaMallocAsync/cudaFreeAsync"
+                     : "the caching allocator without `torch.cuda.empty_cache()` in the loop") +
+               ") and create streams/events once.";
       if (cuda)
         return "The host spends its time launching work (see launch-bound): capture the repeated kernel sequence in "
                "a CUDA graph (cudaStreamBeginCapture … cudaGraphLaunch), fuse small kernels, and give each launch "

@@ -25,6 +25,13 @@ bool says_warmup(const std::string& name) {
   return false;
 }
 
+// Calls whose duration is GPU work they wait for (a copy, a synchronization), never initialisation.
+bool waits_on_device(const std::string& name) {
+  for (const char* w : {"Memcpy", "Memset", "Synchronize", "Query", "Wait"})
+    if (name.find(w) != std::string::npos) return true;
+  return false;
+}
+
 std::string describe(const std::string& name, int64_t ns) {
   char buf[64];
   std::snprintf(buf, sizeof buf, " %.1f ms", static_cast<double>(ns) / 1e6);
@@ -132,6 +139,7 @@ std::vector<SteadyState> find_startup(const TraceData& t) {
       auto med = median_by_name.find(a.name_id);
       auto calls = calls_by_name.find(a.name_id);
       bool rare = calls != calls_by_name.end() && calls->second < kMinCallsForMedian;
+      if (waits_on_device(t.text(a.name_id))) continue;
       if (rare || (med != median_by_name.end() && dur >= kOutlierFactor * med->second))
         cands.push_back({a.start, a.end, "lazy_initialization", describe(t.text(a.name_id), dur)});
     }

@@ -12,7 +12,8 @@
 //   lazy_initialization  an API call of >= kStartupCallNs that is a one-off: >= kOutlierFactor x the
 //                        median of its name, or one of fewer than kMinCallsForMedian calls of
 //                        that name (two cudaFree of 0.2 and 1 s initialising cuBLAS have no
-//                        meaningful median);
+//                        meaningful median). Calls that wait for device work (copies, memsets,
+//                        synchronizations, queries, waits) are never initialisation;
 //   warmup_range         a user annotation or NVTX range whose name says warm-up ("warmup",
 //                        "warm_up", "warm-up", "warm up", any case);
 //   warmup_iteration     one of the first two iterations lasting >= 2 x the median iteration
