@@ -109,6 +109,17 @@ TEST(DeriveStartup, WarmupRangeAndWarmupIteration) {
   EXPECT_EQ(w[0].cause, "warmup_iteration");
 }
 
+TEST(DeriveStartup, CallsThatWaitForTheGpuAreNeverStartup) {
+  // One 800 ms cudaStreamSynchronize right after the first kernel is the job waiting for its own
+  // work (nsys2026_h100_2gpu_1s), a rare and long call but not initialisation.
+  Builder b(1000 * ms);
+  b.t.strings[5] = "cudaStreamSynchronize";
+  b.kernel(10 * ms, 900 * ms);
+  b.api(5, 20 * ms, 820 * ms);
+  for (int i = 0; i < 10; ++i) b.kernel((900 + 5 * i) * ms, (902 + 5 * i) * ms);
+  EXPECT_EQ(find_startup(b.t)[0].steady_start, 0);
+}
+
 TEST(DeriveStartup, NothingSeparatedWhenNoWorkFollowsTheStartup) {
   Builder b(1000 * ms);
   b.kernel(10 * ms, 20 * ms);
