@@ -267,7 +267,7 @@ class GpuUnderutilized final : public Detector {
       rec = advice(top.category, top_api, s->workload.value_or(""));
       // The frames name the cause when nothing else was recorded, or when they say what they do;
       // generic host code beside framework ops keeps the framework advice.
-      if (!host.frames.empty() && (top.category == "idle" || (top.category == "cpu" && host.kind != "host_code"))) {
+      if (!host.frames.empty() && (top.category == "idle" || top.category == "cpu")) {
         std::string names;
         for (size_t i = 0; i < host.frames.size() && i < 3; ++i)
           names += fmt::format("{}`{}` ({} of GPU idle time, {} call{})", i ? ", " : "", host.frames[i].name,
@@ -275,8 +275,12 @@ class GpuUnderutilized final : public Detector {
                                host.frames[i].count == 1 ? "" : "s");
         problem += fmt::format(" While the GPU idles the host runs {} ({}): {}.", host.kind_words(),
                                host.source_words(), names);
-        waits_on = host.kind;
-        rec = host_advice(host.kind, s->workload.value_or(""));
+        // Generic frames (the framework's own module calls, the main loop) only say where the host
+        // was; the advice by category stays. Frames that say what they do change it.
+        if (host.kind != "host_code") {
+          waits_on = host.kind;
+          rec = host_advice(host.kind, s->workload.value_or(""));
+        }
       }
       // Host overhead per step does not grow with the batch; input loading and copies do.
       bool launch_like = (top.category == "cpu" || top.category == "idle" ||
@@ -479,6 +483,8 @@ class GpuUnderutilized final : public Detector {
     return "host_code";
   }
 
+  static constexpr int64_t kNoId = INT64_MIN;
+
   static HostAttribution attribute_host(SQLite::Database& db, int64_t trace_id, int64_t device_id, Interval w) {
     HostAttribution out;
     if (w.length() <= 0) return out;
@@ -507,9 +513,24 @@ class GpuUnderutilized final : public Detector {
     if (t < w.end) idle.push_back({t, w.end});
     int64_t idle_total = total_length(idle);
     if (idle_total <= 0) return out;
+    // Only the threads that launched this device's work: a progress-bar monitor or another
+    // process idles too, and says nothing about why this GPU waits.
+    std::set<std::pair<int64_t, int64_t>> threads;
+    {
+      SQLite::Statement q(db,
+                          "SELECT DISTINCT a.pid, a.tid FROM _api_call a WHERE a.trace_id = ?1 AND a.id IN "
+                          "(SELECT api_call_id FROM _kernel WHERE trace_id = ?1 AND device_id IS ?2 AND "
+                          "api_call_id IS NOT NULL)");
+      q.bind(1, trace_id);
+      q.bind(2, device_id);
+      while (q.executeStep())
+        threads.insert({q.isColumnNull(0) ? kNoId : q.getColumn(0).getInt64(),
+                        q.isColumnNull(1) ? kNoId : q.getColumn(1).getInt64()});
+    }
     std::map<int64_t, HostFrame> by_name;
+    std::map<int64_t, std::vector<Interval>> spans;  // a recursive frame nests in itself: union per name
     SQLite::Statement q(db,
-                        "SELECT r.name_id, s.value, r.kind, r.start_ns, r.start_ns + r.dur_ns, r.pid FROM _range r "
+                        "SELECT r.name_id, s.value, r.kind, r.start_ns, r.start_ns + r.dur_ns, r.pid, r.tid FROM _range r "
                         "JOIN string s ON s.id = r.name_id WHERE r.trace_id = ? AND r.kind IN ('python_function', "
                         "'user_annotation', 'nvtx') AND r.start_ns < ? AND r.start_ns + r.dur_ns > ? "
                         "AND s.value NOT LIKE 'ProfilerStep#%' AND s.value NOT LIKE 'Optimizer.%'");
@@ -517,7 +538,10 @@ class GpuUnderutilized final : public Detector {
     q.bind(2, w.end);
     q.bind(3, w.start);
     while (q.executeStep()) {
-      if (!pids.empty() && !q.isColumnNull(5) && !pids.contains(q.getColumn(5).getInt64())) continue;
+      std::pair<int64_t, int64_t> th{q.isColumnNull(5) ? kNoId : q.getColumn(5).getInt64(),
+                                     q.isColumnNull(6) ? kNoId : q.getColumn(6).getInt64()};
+      if (!threads.empty() && !threads.contains(th)) continue;
+      if (threads.empty() && !pids.empty() && th.first != kNoId && !pids.contains(th.first)) continue;
       Interval r{std::max(q.getColumn(3).getInt64(), w.start), std::min(q.getColumn(4).getInt64(), w.end)};
       auto& fr = by_name[q.getColumn(0).getInt64()];
       if (fr.count == 0) {
@@ -525,8 +549,13 @@ class GpuUnderutilized final : public Detector {
         fr.range_kind = q.getColumn(2).getString();
       }
       ++fr.count;
-      fr.dur_ns += r.length();
-      fr.idle_ns += length_within(idle, r);
+      spans[q.getColumn(0).getInt64()].push_back(r);
+    }
+    for (auto& [id, list] : spans) {
+      auto u = union_intervals(std::move(list));
+      auto& fr = by_name[id];
+      fr.dur_ns = total_length(u);
+      for (const auto& iv : u) fr.idle_ns += length_within(idle, iv);
     }
     // A frame names the cause when the GPU idled through most of it (an outer loop or the
     // forward pass covers busy time too) and it covers a fair part of all idle time.

@@ -119,8 +119,10 @@ class LaunchBound final : public Detector {
       double median_depth = depth.empty() ? 0.0 : static_cast<double>(depth[depth.size() / 2]);
       if (median_depth > max_queue_depth_) continue;
 
+      const bool steady = dev.startup_ns > 0;
+      const auto& breakdown = steady ? dev.steady_breakdown_ns : dev.breakdown_ns;
       int64_t runtime_ns = 0;
-      if (auto it = dev.breakdown_ns.find("runtime"); it != dev.breakdown_ns.end()) runtime_ns = it->second;
+      if (auto it = breakdown.find("runtime"); it != breakdown.end()) runtime_ns = it->second;
       int64_t gpu_idle = dev.startup_ns > 0 ? std::max<int64_t>(0, dev.steady_window_ns - dev.steady_gpu_busy_ns)
                                             : std::max<int64_t>(0, dev.window_ns - dev.gpu_busy_ns);
       auto savings = static_cast<int64_t>(recoverable_ * static_cast<double>(std::min(late_idle_ns, gpu_idle)));
@@ -131,13 +133,17 @@ class LaunchBound final : public Detector {
       f.problem = fmt::format(
           "GPU {} is busy only {} of the time: {} of its {} kernels ({}) are shorter than their own launch call "
           "(launch "
-          "<= {}), the median launch finds {} operation(s) queued, and {} idle gaps totalling {} ({} of wall time) "
+          "<= {}), the median launch finds {} operation(s) queued, and {} idle gaps totalling {} ({} of {}) "
           "open "
           "because the host had not yet issued the next launch when the previous work finished. The host spends {} in "
-          "CUDA runtime calls while the GPU is idle.",
-          dev.device_id, format_percent(dev.gpu_utilization), short_kernels, launched, format_percent(short_share),
-          format_ns(runtime_cutoff_ns_), static_cast<int64_t>(median_depth), late_gaps, format_ns(late_idle_ns),
-          format_percent(idle_share), format_ns(runtime_ns));
+          "CUDA runtime calls while the GPU is idle{}.",
+          dev.device_id, format_percent(steady ? dev.steady_gpu_utilization : dev.gpu_utilization), short_kernels,
+          launched, format_percent(short_share), format_ns(runtime_cutoff_ns_), static_cast<int64_t>(median_depth),
+          late_gaps, format_ns(late_idle_ns), format_percent(idle_share), steady ? "the steady state" : "wall time",
+          format_ns(runtime_ns),
+          steady ? fmt::format(" (steady state after {} of start-up: {})", format_ns(dev.startup_ns),
+                               dev.startup_evidence)
+                 : std::string());
       if (summary->workload.value_or("") == "non_framework")
         // No framework op in the trace: CUDA code, so CUDA advice (PyTorch calls would not apply).
         f.recommendation =
