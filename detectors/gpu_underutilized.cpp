@@ -533,7 +533,8 @@ class GpuUnderutilized final : public Detector {
                         "SELECT r.name_id, s.value, r.kind, r.start_ns, r.start_ns + r.dur_ns, r.pid, r.tid FROM _range r "
                         "JOIN string s ON s.id = r.name_id WHERE r.trace_id = ? AND r.kind IN ('python_function', "
                         "'user_annotation', 'nvtx') AND r.start_ns < ? AND r.start_ns + r.dur_ns > ? "
-                        "AND s.value NOT LIKE 'ProfilerStep#%' AND s.value NOT LIKE 'Optimizer.%'");
+                        "AND s.value NOT LIKE 'ProfilerStep#%' AND s.value NOT LIKE 'Optimizer.%' "
+                        "AND instr(s.value, 'DataLoader') = 0");  // the breakdown's 'dataloader' already counts those
     q.bind(1, trace_id);
     q.bind(2, w.end);
     q.bind(3, w.start);
