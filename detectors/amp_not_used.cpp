@@ -173,8 +173,15 @@ class AmpNotUsed final : public Detector {
       // wall can shrink; the eligible kernels own their share of the (flattened) busy time.
       int64_t critical_ns =
           std::min<int64_t>(eligible_ns, static_cast<int64_t>(kernel_share * static_cast<double>(dev.kernel_busy_ns)));
+      // Only the steady state counts (docs/derivation.md "Start-up and steady state"): the kernels of a
+      // warm-up iteration would be saved once, not every step. Scaled by the steady span's share of
+      // the kernel busy time, assuming the same kernel mix.
+      if (dev.startup_ns > 0 && dev.kernel_busy_ns > 0)
+        critical_ns = static_cast<int64_t>(static_cast<double>(critical_ns) *
+                                           static_cast<double>(dev.steady_kernel_busy_ns) /
+                                           static_cast<double>(dev.kernel_busy_ns));
       auto savings = static_cast<int64_t>(static_cast<double>(critical_ns) * (1.0 - 1.0 / expected_speedup_));
-      if (static_cast<double>(savings) < min_wall_share_ * static_cast<double>(summary->wall_ns) ||
+      if (static_cast<double>(savings) < min_wall_share_ * static_cast<double>(summary->steady_wall_ns) ||
           savings < min_savings_ns_)
         continue;
 

@@ -121,6 +121,34 @@ DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t d
   d.memset_time_ns =
       scalar(db, ("SELECT sum(dur_ns) FROM _memset WHERE trace_id = ? AND device_id IS ?" + range).c_str(), trace_id,
              device_id);
+  {
+    SQLite::Statement q(db,
+                        "SELECT start_ns, end_ns, startup_ns, COALESCE(startup_cause, ''), COALESCE(startup_evidence, ''), "
+                        "kernel_tc_ns, kernel_other_ns, communication_ns, memcpy_ns, memset_ns, runtime_ns, dataloader_ns, "
+                        "cpu_ns, idle_ns FROM steady_state WHERE trace_id = ? AND device_id = ?");
+    q.bind(1, trace_id);
+    q.bind(2, device_id);
+    if (q.executeStep()) {
+      d.steady_start_ns = q.getColumn(0).getInt64();
+      d.steady_end_ns = q.getColumn(1).getInt64();
+      d.startup_ns = q.getColumn(2).getInt64();
+      d.startup_cause = q.getColumn(3).getString();
+      d.startup_evidence = q.getColumn(4).getString();
+      const char* cats[] = {"kernel_tc", "kernel_other", "communication", "memcpy", "memset",
+                            "runtime",   "dataloader",   "cpu",           "idle"};
+      for (int c = 0; c < 9; ++c) d.steady_breakdown_ns[cats[c]] = q.getColumn(5 + c).getInt64();
+    } else {
+      d.steady_breakdown_ns = d.breakdown_ns;
+    }
+  }
+  for (const auto& [cat, ns] : d.steady_breakdown_ns) {
+    d.steady_window_ns += ns;
+    if (cat == "kernel_tc" || cat == "kernel_other" || cat == "communication") d.steady_kernel_busy_ns += ns;
+    if (cat == "kernel_tc" || cat == "kernel_other" || cat == "communication" || cat == "memcpy" || cat == "memset")
+      d.steady_gpu_busy_ns += ns;
+  }
+  if (d.steady_window_ns > 0)
+    d.steady_gpu_utilization = static_cast<double>(d.steady_kernel_busy_ns) / static_cast<double>(d.steady_window_ns);
   if (d.window_ns > 0) d.gpu_utilization = static_cast<double>(d.kernel_busy_ns) / static_cast<double>(d.window_ns);
   if (d.kernel_time_ns > 0)
     d.tensor_core_share = static_cast<double>(d.tensor_core_time_ns) / static_cast<double>(d.kernel_time_ns);
@@ -135,7 +163,7 @@ std::vector<TraceSummary> summarize(Store& store) {
   SQLite::Statement traces(
       db,
       "SELECT trace_id, path, format, format_version, tool_version, framework, vendor, comm_backend, "
-      "rank, world_size, COALESCE(end_ns - start_ns, 0), event_count, iteration_source "
+      "rank, world_size, COALESCE(end_ns - start_ns, 0), event_count, iteration_source, workload "
       "FROM trace ORDER BY trace_id");
   while (traces.executeStep()) {
     TraceSummary t;
@@ -152,6 +180,7 @@ std::vector<TraceSummary> summarize(Store& store) {
     t.wall_ns = traces.getColumn(10).getInt64();
     t.event_count = traces.getColumn(11).getInt64();
     auto source = opt_text(traces, 12);
+    t.workload = opt_text(traces, 13);
     out.push_back(std::move(t));
     auto& s = out.back();
     s.kernel_count = scalar(db, "SELECT count(*) FROM _kernel WHERE trace_id = ?", s.trace_id);
@@ -177,6 +206,12 @@ std::vector<TraceSummary> summarize(Store& store) {
     while (devs.executeStep())
       s.devices.push_back(summarize_device(db, s.trace_id, devs.getColumn(0).getInt64(), range));
     s.iterations = summarize_iterations(db, s.trace_id, source, range);
+    bool first = true;
+    for (const auto& d : s.devices) {
+      s.startup_ns = first ? d.startup_ns : std::min(s.startup_ns, d.startup_ns);
+      first = false;
+    }
+    s.steady_wall_ns = std::max<int64_t>(0, s.wall_ns - s.startup_ns);
     SQLite::Statement issues(db,
                              "SELECT kind, count, COALESCE(example,''), COALESCE(location,'') FROM import_issue "
                              "WHERE trace_id = ? ORDER BY count DESC, kind");

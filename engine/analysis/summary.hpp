@@ -33,6 +33,15 @@ struct DeviceSummary {
   double gpu_utilization = 0;            // kernel_busy_ns / window_ns
   double tensor_core_share = 0;          // tensor_core_time_ns / kernel_time_ns
   std::map<std::string, int64_t> breakdown_ns;  // whole-trace breakdown (category -> ns), sums to window_ns
+  // Steady state (table steady_state): the window after start-up. Equal to the window when no
+  // start-up was found (startup_ns = 0).
+  int64_t startup_ns = 0;
+  std::string startup_cause, startup_evidence;  // empty when no start-up was found
+  int64_t steady_start_ns = 0, steady_end_ns = 0;
+  int64_t steady_window_ns = 0;
+  int64_t steady_kernel_busy_ns = 0, steady_gpu_busy_ns = 0;
+  double steady_gpu_utilization = 0;                   // steady_kernel_busy_ns / steady_window_ns
+  std::map<std::string, int64_t> steady_breakdown_ns;  // sums to steady_window_ns
 };
 
 struct IterationSummary {
@@ -54,6 +63,9 @@ struct TraceSummary {
   std::optional<std::string> format_version, tool_version, framework, vendor, comm_backend;
   std::optional<int64_t> rank, world_size;
   int64_t wall_ns = 0;                 // capture window length
+  int64_t startup_ns = 0;              // start-up at the head of the window (smallest over devices)
+  int64_t steady_wall_ns = 0;          // wall_ns - startup_ns: the base of savings shares
+  std::optional<std::string> workload; // trace.workload: 'training', 'inference', 'non_framework'
   int64_t event_count = 0;
   int64_t kernel_count = 0, memcpy_count = 0, memset_count = 0, api_call_count = 0, op_count = 0;
   bool has_gpu_work = false;

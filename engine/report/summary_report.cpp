@@ -77,6 +77,13 @@ std::string render_summary_text(const std::vector<TraceSummary>& traces, bool co
       out += "\n  " + bold(device_title(d)) + "\n";
       out += fmt::format("    GPU utilization      {:>7}  kernels busy {} of {}\n", format_percent(d.gpu_utilization),
                          format_ns(d.kernel_busy_ns), format_ns(d.window_ns));
+      if (d.startup_ns > 0) {
+        out += fmt::format("    steady state         {:>7}  kernels busy {} of {} after {} of start-up ({}; {})\n",
+                           format_percent(d.steady_gpu_utilization), format_ns(d.steady_kernel_busy_ns),
+                           format_ns(d.steady_window_ns), format_ns(d.startup_ns), d.startup_cause, d.startup_evidence);
+      } else {
+        out += "    steady state            same  no start-up found inside the window\n";
+      }
       out += fmt::format("    kernel time          {:>7}  in {} kernels\n", format_ns(d.kernel_time_ns), with_commas(d.kernel_count));
       out += fmt::format("    Tensor Core share    {:>7}  of kernel time ({})\n", format_percent(d.tensor_core_share),
                          format_ns(d.tensor_core_time_ns));
@@ -132,6 +139,9 @@ std::string render_summary_json(const std::vector<TraceSummary>& traces) {
     j["counts"] = {{"kernel", t.kernel_count}, {"memcpy", t.memcpy_count}, {"memset", t.memset_count},
                    {"api_call", t.api_call_count}, {"op", t.op_count}};
     j["has_gpu_work"] = t.has_gpu_work;
+    j["workload"] = opt(t.workload);
+    j["startup_ns"] = t.startup_ns;
+    j["steady_wall_ns"] = t.steady_wall_ns;
     j["devices_listed"] = t.devices_listed;
     json it;
     it["source"] = t.iterations.source;
@@ -167,6 +177,21 @@ std::string render_summary_json(const std::vector<TraceSummary>& traces) {
         b[key] = found == d.breakdown_ns.end() ? 0 : found->second;
       }
       dj["breakdown_ns"] = b;
+      json st;
+      st["startup_ns"] = d.startup_ns;
+      st["startup_cause"] = d.startup_cause.empty() ? json(nullptr) : json(d.startup_cause);
+      st["startup_evidence"] = d.startup_evidence.empty() ? json(nullptr) : json(d.startup_evidence);
+      st["start_ns"] = d.steady_start_ns;
+      st["window_ns"] = d.steady_window_ns;
+      st["kernel_busy_ns"] = d.steady_kernel_busy_ns;
+      st["gpu_utilization"] = d.steady_gpu_utilization;
+      json sb;
+      for (const auto& [key, label] : breakdown_categories()) {
+        auto found = d.steady_breakdown_ns.find(key);
+        sb[key] = found == d.steady_breakdown_ns.end() ? 0 : found->second;
+      }
+      st["breakdown_ns"] = sb;
+      dj["steady_state"] = st;
       devs.push_back(dj);
     }
     j["devices"] = devs;
