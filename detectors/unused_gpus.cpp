@@ -34,6 +34,15 @@ class UnusedGpus final : public Detector {
     const auto& all = facts.summaries();
     bool distributed = (s->world_size && *s->world_size > 1) || (s->rank && !s->world_size);
     if (distributed && (!s->world_size || static_cast<int64_t>(all.size()) < *s->world_size)) return;
+    // Work on a GPU the trace does not describe (ROCm/HIP numbering its devices differently from the
+    // profiler's device list): the listed ids cannot be matched to the used ones.
+    {
+      SQLite::Statement q(facts.db(),
+                          "SELECT count(*) FROM device WHERE trace_id = ? AND has_activity = 1 AND name IS NULL AND "
+                          "compute_major IS NULL AND sm_count IS NULL AND memory_bytes IS NULL");
+      q.bind(1, trace_id);
+      if (q.executeStep() && q.getColumn(0).getInt64() > 0) return;
+    }
     // Several loaded traces of one host: a GPU another of them used is not unused.
     std::string host = host_of(facts, trace_id);
     std::set<int64_t> used_elsewhere;

@@ -383,7 +383,7 @@ Report build_group_node(const ReportInput& in, const std::string& domain) {
   struct Agg {
     std::string name;
     int64_t leaf_calls = 0;
-    std::set<std::string> eligible_leaves, tc_leaves;  // distinct op nodes (see below)
+    std::set<std::string> eligible_ops, tc_ops;  // distinct op nodes (see below)
     std::map<std::pair<int64_t, int64_t>, Bucket> per_iteration;  // (trace, iteration or -1)
   };
   std::vector<Agg> rows;
@@ -422,8 +422,8 @@ Report build_group_node(const ReportInput& in, const std::string& domain) {
       if (!seen.insert(k).second) continue;
       auto& a = rows[k];
       if (leaf) a.leaf_calls += 1;
-      if (eligible) a.eligible_leaves.insert(o.key);
-      if (uses_tc) a.tc_leaves.insert(o.key);
+      if (eligible) a.eligible_ops.insert(o.key);
+      if (uses_tc) a.tc_ops.insert(o.key);
     }
   }
   struct Out {
@@ -445,8 +445,8 @@ Report build_group_node(const ReportInput& in, const std::string& domain) {
   }
   sort_rows(outs, [](const Out& o) { return std::make_tuple(-o.gpu.total, -o.cpu.total, o.agg->name); });
   for (const auto& o : outs) {
-    std::vector<Cell> row{o.agg->name, o.agg->leaf_calls, static_cast<int64_t>(o.agg->eligible_leaves.size()),
-                          static_cast<int64_t>(o.agg->tc_leaves.size())};
+    std::vector<Cell> row{o.agg->name, o.agg->leaf_calls, static_cast<int64_t>(o.agg->eligible_ops.size()),
+                          static_cast<int64_t>(o.agg->tc_ops.size())};
     o.cpu.put(row);
     o.gpu.put(row);
     o.overhead.put(row);
