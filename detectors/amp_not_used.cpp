@@ -200,8 +200,9 @@ class AmpNotUsed final : public Detector {
       {
         SQLite::Statement q(db,
                             "SELECT k.id, k.dur_ns, k.iteration, k.name_id, o.name_id, r.input_types_id "
-                            "FROM _kernel k JOIN _op o ON o.id = k.op_id LEFT JOIN _range r ON r.id = o.range_id "
-                            "WHERE k.trace_id = ? AND k.device_id IS ? AND o.tc_eligible = 1 AND k.is_tensor_core = 0 "
+                            "FROM _kernel k JOIN _op o ON o.id = k.tc_eligible_op_id "
+                            "LEFT JOIN _range r ON r.id = o.range_id "
+                            "WHERE k.trace_id = ? AND k.device_id IS ? AND k.is_tensor_core = 0 "
                             "AND k.category IN ('gemm', 'conv', 'attention')");
         q.bind(1, trace_id);
         q.bind(2, dev.device_id);

@@ -32,6 +32,7 @@ DetectorInfo sync_memcpy_info();
 DetectorInfo sync_memset_info();
 DetectorInfo tensor_core_shape_info();
 DetectorInfo unknown_kernels_info();
+DetectorInfo unused_gpus_info();
 
 const std::vector<DetectorInfo>& detector_registry() {
   static const std::vector<DetectorInfo> all = {
@@ -61,6 +62,7 @@ const std::vector<DetectorInfo>& detector_registry() {
       sync_memset_info(),
       tensor_core_shape_info(),
       unknown_kernels_info(),
+      unused_gpus_info(),
   };
   return all;
 }

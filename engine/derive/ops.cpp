@@ -364,7 +364,11 @@ void build_ops(TraceData& t) {
                                     : "other";
         std::optional<std::string_view> types;
         if (r.input_types_id != kNone) types = t.text(r.input_types_id);
-        op.tc_eligible = is_tc_eligible(op.op_type, types);
+        // Counted once, at the outermost eligible op: an eligible op inside an eligible op's
+        // sub-tree is part of that op (docs/derivation.md, "Tensor Core eligibility").
+        int64_t enclosing_root = f.op >= 0 ? t.ops[static_cast<size_t>(f.op)].tc_root : -1;
+        op.tc_eligible = enclosing_root < 0 && is_tc_eligible(op.op_type, types);
+        op.tc_root = op.tc_eligible ? static_cast<int64_t>(t.ops.size()) : enclosing_root;
         op.pid = r.pid;
         op.tid = r.tid;
         op.start = r.start;

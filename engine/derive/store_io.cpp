@@ -413,7 +413,8 @@ void write_trace(Store& store, TraceData& t, const std::vector<BreakdownRow>& br
   {
     Sql kernel(
         store,
-        "UPDATE _kernel SET api_call_id = ?, op_id = ?, iteration = ?, is_tensor_core = ?, category = ? WHERE id = ?");
+        "UPDATE _kernel SET api_call_id = ?, op_id = ?, iteration = ?, is_tensor_core = ?, category = ?, "
+        "tc_eligible_op_id = ? WHERE id = ?");
     Sql memcpy(store, "UPDATE _memcpy SET api_call_id = ?, op_id = ?, iteration = ? WHERE id = ?");
     Sql memset(store, "UPDATE _memset SET api_call_id = ?, op_id = ?, iteration = ? WHERE id = ?");
     // Table by table in id order: each UPDATE then lands next to the previous one in the B-tree.
@@ -427,7 +428,10 @@ void write_trace(Store& store, TraceData& t, const std::vector<BreakdownRow>& br
       auto& st = g.kind == GpuKind::kernel ? kernel : g.kind == GpuKind::memcpy ? memcpy : memset;
       st.bind(1, api_id(g.api)).bind(2, op_id(g.op)).bind(3, iteration(g.iteration));
       if (g.kind == GpuKind::kernel)
-        st.bind(4, int64_t{g.tensor_core ? 1 : 0}).bind(5, g.category).bind(6, g.id);
+        st.bind(4, int64_t{g.tensor_core ? 1 : 0})
+            .bind(5, g.category)
+            .bind(6, g.op >= 0 ? op_id(t.ops[static_cast<size_t>(g.op)].tc_root) : kNone)
+            .bind(7, g.id);
       else
         st.bind(4, g.id);
       st.run();

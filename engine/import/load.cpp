@@ -241,11 +241,14 @@ Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& opti
     try {
       std::error_code ec;
       auto bytes = static_cast<double>(std::filesystem::file_size(paths[0], ec));
+      // A store saved by an older proflint lacks the derived columns added since (and may hold
+      // derived values computed by older rules): derive it again.
+      bool upgraded = stored_schema_version(paths[0]) < latest_schema_version();
       Store store = copy_store_into_memory(
           paths[0], bytes * 1.2 > kSharedStoreBudget ? Store::Sharing::none : Store::Sharing::shared);
       verify_store_schema(paths[0], store);
       StageTimer timer("derive");
-      derive_all(store, options.derive, options.rederive);
+      derive_all(store, options.derive, options.rederive || upgraded);
       return store;
     } catch (const Error&) {
       throw;

@@ -643,6 +643,24 @@ void push_summary(lua_State* L, const TraceSummary& s) {
     lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
   }
   lua_setfield(L, -2, "devices");
+  lua_createtable(L, static_cast<int>(s.idle_devices.size()), 0);
+  for (size_t i = 0; i < s.idle_devices.size(); ++i) {
+    const DeviceSummary& d = s.idle_devices[i];
+    lua_newtable(L);
+    set_int(L, "device_id", d.device_id);
+    if (!d.name.empty()) set_str(L, "name", d.name);
+    set_opt(L, "compute_major", d.compute_major);
+    set_opt(L, "compute_minor", d.compute_minor);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "unused_devices");
+  lua_newtable(L);
+  set_int(L, "ops", s.tc_eligible_ops);
+  set_int(L, "gpu_time_ns", s.tc_eligible_gpu_ns);
+  set_int(L, "tensor_core_time_ns", s.tc_eligible_tc_ns);
+  set_int(L, "ops_without_tc", s.tc_eligible_ops_no_tc);
+  set_int(L, "gpu_time_without_tc_ns", s.tc_eligible_no_tc_gpu_ns);
+  lua_setfield(L, -2, "tc_eligible");
   const IterationSummary& it = s.iterations;
   lua_newtable(L);
   set_str(L, "source", it.source);

@@ -87,7 +87,7 @@ std::string render_summary_text(const std::vector<TraceSummary>& traces, bool co
       out += fmt::format("    kernel time          {:>7}  in {} kernels\n", format_ns(d.kernel_time_ns), with_commas(d.kernel_count));
       out += fmt::format("    Tensor Core share    {:>7}  of kernel time ({})\n", format_percent(d.tensor_core_share),
                          format_ns(d.tensor_core_time_ns));
-      out += fmt::format("    eligible, no TC      {:>7}  GEMM/conv/attention kernels of eligible ops\n",
+      out += fmt::format("    eligible, no TC      {:>7}  GEMM/conv/attention kernels in eligible ops\n",
                          format_ns(d.tc_eligible_not_used_ns));
       out += fmt::format("    memcpy               {:>7}  {} copies, {}\n", format_ns(d.memcpy_time_ns), with_commas(d.memcpy_count),
                          format_bytes(d.memcpy_bytes));
@@ -100,6 +100,21 @@ std::string render_summary_text(const std::vector<TraceSummary>& traces, bool co
         int bar = static_cast<int>(share * 30 + 0.5);
         out += fmt::format("      {:<21}{:>9} {:>6}  {}\n", label, format_ns(ns), format_percent(share), std::string(static_cast<size_t>(bar), '#'));
       }
+    }
+    if (!t.idle_devices.empty()) {
+      std::string list;
+      for (const auto& d : t.idle_devices)
+        list += fmt::format("{}GPU {}{}", list.empty() ? "" : ", ", d.device_id, d.name.empty() ? "" : " (" + d.name + ")");
+      out += fmt::format("\n  unused GPUs  {} listed by the trace ran nothing (not counted in utilization):\n"
+                         "               {}\n",
+                         t.idle_devices.size(), list);
+    }
+    if (t.tc_eligible_ops > 0) {
+      out += fmt::format("\n  Tensor-Core-eligible ops (each counted once, at the outermost eligible op):\n");
+      out += fmt::format("    {} op(s), {} GPU time, {} of it in Tensor Core kernels\n", t.tc_eligible_ops,
+                         format_ns(t.tc_eligible_gpu_ns), format_ns(t.tc_eligible_tc_ns));
+      out += fmt::format("    {} op(s) use no Tensor Core kernel: {} GPU time\n", t.tc_eligible_ops_no_tc,
+                         format_ns(t.tc_eligible_no_tc_gpu_ns));
     }
     if (t.issues.empty()) {
       out += "\n  import issues: none\n";
@@ -195,6 +210,19 @@ std::string render_summary_json(const std::vector<TraceSummary>& traces) {
       devs.push_back(dj);
     }
     j["devices"] = devs;
+    json idle = json::array();
+    for (const auto& d : t.idle_devices)
+      idle.push_back({{"device_id", d.device_id},
+                      {"name", d.name},
+                      {"compute_capability", d.compute_major ? json(fmt::format("{}.{}", *d.compute_major,
+                                                                                d.compute_minor.value_or(0)))
+                                                             : json(nullptr)}});
+    j["unused_devices"] = idle;
+    j["tc_eligible"] = {{"ops", t.tc_eligible_ops},
+                        {"gpu_time_ns", t.tc_eligible_gpu_ns},
+                        {"tensor_core_time_ns", t.tc_eligible_tc_ns},
+                        {"ops_without_tc", t.tc_eligible_ops_no_tc},
+                        {"gpu_time_without_tc_ns", t.tc_eligible_no_tc_gpu_ns}};
     json issues = json::array();
     for (const auto& i : t.issues) issues.push_back({{"kind", i.kind}, {"count", i.count}, {"example", i.example}, {"location", i.location}});
     j["import_issues"] = issues;

@@ -45,7 +45,7 @@ CREATE TABLE _kernel (
   iteration            INTEGER,           -- derived: iteration.iteration of its launch, NULL outside any
   is_tensor_core       INTEGER,           -- derived: 1 uses Tensor Cores / matrix cores, 0 not
   category             TEXT               -- derived: gemm, conv, attention, elementwise, reduction, communication, memory, other
-);
+, tc_eligible_op_id INTEGER);
 
 -- table _memcpy
 CREATE TABLE _memcpy (
@@ -304,7 +304,7 @@ CREATE VIEW kernel AS
          k.start_ns + k.dur_ns AS end_ns, s.value AS name, k.name_id, k.correlation_id, k.external_id,
          k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,
          k.registers_per_thread, k.shared_memory_bytes,
-         k.api_call_id, k.op_id, k.iteration, k.is_tensor_core, k.category
+         k.api_call_id, k.op_id, k.iteration, k.is_tensor_core, k.category, k.tc_eligible_op_id
   FROM _kernel k JOIN string s ON s.id = k.name_id;
 
 -- view memcpy
