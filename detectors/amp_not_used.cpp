@@ -173,8 +173,15 @@ class AmpNotUsed final : public Detector {
       // wall can shrink; the eligible kernels own their share of the (flattened) busy time.
       int64_t critical_ns =
           std::min<int64_t>(eligible_ns, static_cast<int64_t>(kernel_share * static_cast<double>(dev.kernel_busy_ns)));
+      // Only the steady state counts (docs/derivation.md "Start-up and steady state"): the kernels of a
+      // warm-up iteration would be saved once, not every step. Scaled by the steady span's share of
+      // the kernel busy time, assuming the same kernel mix.
+      if (dev.startup_ns > 0 && dev.kernel_busy_ns > 0)
+        critical_ns = static_cast<int64_t>(static_cast<double>(critical_ns) *
+                                           static_cast<double>(dev.steady_kernel_busy_ns) /
+                                           static_cast<double>(dev.kernel_busy_ns));
       auto savings = static_cast<int64_t>(static_cast<double>(critical_ns) * (1.0 - 1.0 / expected_speedup_));
-      if (static_cast<double>(savings) < min_wall_share_ * static_cast<double>(summary->wall_ns) ||
+      if (static_cast<double>(savings) < min_wall_share_ * static_cast<double>(summary->steady_wall_ns) ||
           savings < min_savings_ns_)
         continue;
 
@@ -193,8 +200,9 @@ class AmpNotUsed final : public Detector {
       {
         SQLite::Statement q(db,
                             "SELECT k.id, k.dur_ns, k.iteration, k.name_id, o.name_id, r.input_types_id "
-                            "FROM _kernel k JOIN _op o ON o.id = k.op_id LEFT JOIN _range r ON r.id = o.range_id "
-                            "WHERE k.trace_id = ? AND k.device_id IS ? AND o.tc_eligible = 1 AND k.is_tensor_core = 0 "
+                            "FROM _kernel k JOIN _op o ON o.id = k.tc_eligible_op_id "
+                            "LEFT JOIN _range r ON r.id = o.range_id "
+                            "WHERE k.trace_id = ? AND k.device_id IS ? AND k.is_tensor_core = 0 "
                             "AND k.category IN ('gemm', 'conv', 'attention')");
         q.bind(1, trace_id);
         q.bind(2, dev.device_id);

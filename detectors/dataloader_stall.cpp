@@ -390,7 +390,9 @@ class DataloaderStall final : public Detector {
       f.recommendation = fmt::format(
           "Load batches in background worker processes so the next batch is ready when the step starts: {}{}. {}. {}. "
           "{}.",
-          loader_fix, single ? " (the profile shows num_workers=0: batches are built in the training process)" : "",
+          loader_fix, single ? summary.workload.value_or("") == "inference"
+                     ? " (the profile shows num_workers=0: inputs are built in the inference process)"
+                     : " (the profile shows num_workers=0: batches are built in the training process)" : "",
           workers_hint, heavy_hint, tf_hint);
     } else {
       f.recommendation = fmt::format(

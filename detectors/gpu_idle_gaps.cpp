@@ -49,6 +49,10 @@ std::string cause_of(const std::string& api, const std::string& range) {
   if (has(r, "nccl") || has(r, "gloo") || has(r, "all_reduce") || has(r, "barrier") || has(r, "mpi_"))
     return "communication / collective wait";
   if (has(r, "eval") || has(r, "valid")) return "evaluation / validation loop";
+  if (has(r, "decode") || has(r, "video") || has(r, "image") || has(r, "transform") || has(r, "resize") ||
+      has(r, "preprocess") || has(r, "tokeniz") || has(r, "augment"))
+    return "input preprocessing on the host (move it to DataLoader workers or the GPU)";
+  if (has(r, "python ")) return "Python code on the host (the frame above)";
   if (range.empty() && api.empty())
     return "no profiled host activity (Python outside profiled ops, sleep, I/O or another process)";
   return "host work before the next launch";
@@ -93,12 +97,18 @@ class GpuIdleGaps final : public Detector {
 
     for (auto& [device, list] : busy) {
       auto u = union_intervals(std::move(list));
+      // Start-up (context creation, library initialisation, warm-up: steady_state table) is not
+      // a gap a fix to the job can close: only the steady state is judged.
+      int64_t steady_start = INT64_MIN;
+      for (const auto& d : summary->devices)
+        if (d.device_id == device && d.startup_ns > 0) steady_start = d.steady_start_ns;
       std::vector<Gap> gaps;
       int64_t all_idle = 0;
       for (size_t i = 1; i < u.size(); ++i) {
         Gap g;
-        g.start = u[i - 1].end;
+        g.start = std::max(u[i - 1].end, steady_start);
         g.end = u[i].start;
+        if (g.end <= g.start) continue;
         all_idle += g.length();
         bool absolute = g.length() >= min_gap_ns_;
         bool relative = g.length() >= relative_threshold && g.start >= iter_span.start && g.end <= iter_span.end;
@@ -126,7 +136,7 @@ class GpuIdleGaps final : public Detector {
       }
       int64_t counted = 0;
       for (const auto& g : kept) counted += g.counted();
-      if (kept.empty() || static_cast<double>(counted) < min_total_share_ * static_cast<double>(summary->wall_ns))
+      if (kept.empty() || static_cast<double>(counted) < min_total_share_ * static_cast<double>(summary->steady_wall_ns))
         continue;
       std::sort(kept.begin(), kept.end(), [](const Gap& a, const Gap& b) {
         return a.length() > b.length() || (a.length() == b.length() && a.start < b.start);
@@ -282,6 +292,34 @@ class GpuIdleGaps final : public Detector {
       }
     }
 
+    // Python frames (with_stack=True): the deepest frame covering at least half of the gap names
+    // the host code when no op, annotation or API call does (decoding, preprocessing, logging).
+    struct FrameBest {
+      int64_t ov = 0, depth = -1, name_id = 0;
+    };
+    std::vector<FrameBest> frames(gaps.size());
+    SQLite::Statement py(facts.db(),
+                         "SELECT r.pid, r.start_ns, r.start_ns + r.dur_ns, r.depth, r.name_id FROM _range r "
+                         "WHERE +r.trace_id = ?1 AND r.start_ns < ?3 AND r.start_ns + r.dur_ns > ?2 "
+                         "AND r.kind = 'python_function' ORDER BY r.start_ns, r.id");
+    py.bind(1, trace_id);
+    py.bind(2, lo);
+    py.bind(3, hi);
+    while (py.executeStep()) {
+      std::optional<int64_t> pid = nullable(py.getColumn(0));
+      if (pid && pids && !pids->count(*pid)) continue;
+      int64_t start = py.getColumn(1).getInt64(), end = py.getColumn(2).getInt64();
+      int64_t depth = py.getColumn(3).isNull() ? 0 : py.getColumn(3).getInt64();
+      for (size_t i = 0; i < gaps.size(); ++i) {
+        const Gap& g = *gaps[i];
+        if (!(start < g.end && end > g.start)) continue;
+        int64_t ov = std::min(end, g.end) - std::max(start, g.start);
+        if (2 * ov < g.length() || depth <= frames[i].depth) continue;
+        if (!name_of(py.getColumn(4).getInt64())) continue;
+        frames[i] = {ov, depth, py.getColumn(4).getInt64()};
+      }
+    }
+
     for (size_t i = 0; i < gaps.size(); ++i) {
       Gap& g = *gaps[i];
       const double len = static_cast<double>(g.length());
@@ -325,18 +363,25 @@ class GpuIdleGaps final : public Detector {
         g.host = range_text;
       else if (!api_text.empty())
         g.host = api_text;
+      else if (frames[i].depth >= 0)
+        g.host = fmt::format("Python {} ({} of the gap)", *name_of(frames[i].name_id),
+                             format_percent(static_cast<double>(frames[i].ov) / len));
       else
         g.host = "nothing recorded";
       g.cause = cause_of(api_name, outer + " " + inner);
-      if (outer.empty() && api_name.empty()) g.cause = cause_of("", "");
+      if (outer.empty() && api_name.empty())
+        g.cause = frames[i].depth >= 0 ? cause_of("", "python " + *name_of(frames[i].name_id)) : cause_of("", "");
     }
   }
 
   void report(int64_t trace_id, const TraceSummary& summary, int64_t device, const std::vector<Interval>& busy,
               const std::vector<Gap>& kept, int64_t counted, int64_t all_idle, int64_t dl_gaps, int64_t dl_time,
               int64_t relative_threshold, FindingSink& sink) const {
-    const double wall = static_cast<double>(summary.wall_ns);
-    int64_t span = busy.back().end - busy.front().start;
+    const double wall = static_cast<double>(summary.steady_wall_ns);
+    int64_t span_start = busy.front().start;
+    for (const auto& d : summary.devices)
+      if (d.device_id == device && d.startup_ns > 0) span_start = std::max(span_start, d.steady_start_ns);
+    int64_t span = busy.back().end - span_start;
     std::string threshold =
         relative_threshold == INT64_MAX
             ? fmt::format("≥ {}", format_ns(min_gap_ns_))
@@ -351,10 +396,11 @@ class GpuIdleGaps final : public Detector {
     f.id = std::string(id());
     f.title = std::string(title());
     f.problem = fmt::format(
-        "GPU {} ran nothing for {} in {} gaps {} between its first and last work ({} of wall time; it was busy {} of "
+        "GPU {} ran nothing for {} in {} gaps {} between its first and last work{} ({} of {}; it was busy {} of "
         "its "
         "{} active span). Largest: {}.",
-        device, format_ns(counted), kept.size(), threshold, format_percent(static_cast<double>(counted) / wall),
+        device, format_ns(counted), kept.size(), threshold, summary.startup_ns > 0 ? " after start-up" : "",
+        format_percent(static_cast<double>(counted) / wall), summary.startup_ns > 0 ? "the steady state" : "wall time",
         format_percent(1.0 - static_cast<double>(all_idle) / static_cast<double>(std::max<int64_t>(1, span))),
         format_ns(span), largest);
     if (dl_gaps > 0)

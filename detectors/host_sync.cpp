@@ -410,15 +410,23 @@ class HostSync final : public Detector {
           "and not counted as excess.",
           tolerated_readbacks_);
 
-    std::string rec =
-        "Remove torch.cuda.synchronize() and stream/event .synchronize() calls from the training step (keep them only "
+    // Plain CUDA code gets the CUDA advice first; inference loops are not "training steps".
+    const std::string workload = summary.workload.value_or("");
+    const char* step = workload == "training" ? "training step" : workload == "inference" ? "inference loop" : "step";
+    const std::string cuda_rec =
+        "CUDA: drop cudaDeviceSynchronize/cudaStreamSynchronize between kernels on one stream (stream order already "
+        "serialises them), order work across streams with cudaStreamWaitEvent, and read results back only where "
+        "the host needs them (cudaMemcpyAsync into pinned memory, one wait per batch of work).";
+    const std::string framework_rec = fmt::format(
+        "Remove torch.cuda.synchronize() and stream/event .synchronize() calls from the {} (keep them only "
         "around timing code, outside the profiled loop). Avoid .item(), .cpu(), .numpy(), .tolist() and print(tensor) "
         "inside the step: accumulate metrics on the GPU (running_loss += loss.detach()) and read them every N steps; "
         "avoid data-dependent shapes (boolean masks, nonzero) or use torch.where; copy with .to(device, "
         "non_blocking=True) "
         "from pinned memory. Find the remaining ones with torch.cuda.set_sync_debug_mode(\"warn\"). TensorFlow: avoid "
-        ".numpy()/float(tensor) in the step and log from tf.summary inside tf.function. CUDA: replace "
-        "cudaDeviceSynchronize/cudaStreamSynchronize by cudaStreamWaitEvent between streams.";
+        ".numpy()/float(tensor) in the step and log from tf.summary inside tf.function.",
+        step);
+    std::string rec = workload == "non_framework" ? cuda_rec : framework_rec + " " + cuda_rec;
     if (groups.count(SyncClass::library))
       rec +=
           " Syncs inside library ops (e.g. result-size read-backs) come from the library: batch such calls, or use "

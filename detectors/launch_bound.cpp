@@ -100,7 +100,9 @@ class LaunchBound final : public Detector {
       }
       if (launched < min_kernels_) continue;
       double short_share = static_cast<double>(short_kernels) / static_cast<double>(launched);
-      double idle_share = static_cast<double>(late_idle_ns) / static_cast<double>(dev.window_ns);
+      // Judged on the steady state: start-up inside the capture only dilutes the share.
+      const int64_t window_ns = dev.startup_ns > 0 ? dev.steady_window_ns : dev.window_ns;
+      double idle_share = static_cast<double>(late_idle_ns) / static_cast<double>(std::max<int64_t>(1, window_ns));
       if (short_share < min_short_share_ || idle_share < min_idle_share_) continue;
 
       // Queue depth seen by each launch: work launched before it and not finished yet (HTA's queue length).
@@ -117,9 +119,12 @@ class LaunchBound final : public Detector {
       double median_depth = depth.empty() ? 0.0 : static_cast<double>(depth[depth.size() / 2]);
       if (median_depth > max_queue_depth_) continue;
 
+      const bool steady = dev.startup_ns > 0;
+      const auto& breakdown = steady ? dev.steady_breakdown_ns : dev.breakdown_ns;
       int64_t runtime_ns = 0;
-      if (auto it = dev.breakdown_ns.find("runtime"); it != dev.breakdown_ns.end()) runtime_ns = it->second;
-      int64_t gpu_idle = std::max<int64_t>(0, dev.window_ns - dev.gpu_busy_ns);
+      if (auto it = breakdown.find("runtime"); it != breakdown.end()) runtime_ns = it->second;
+      int64_t gpu_idle = dev.startup_ns > 0 ? std::max<int64_t>(0, dev.steady_window_ns - dev.steady_gpu_busy_ns)
+                                            : std::max<int64_t>(0, dev.window_ns - dev.gpu_busy_ns);
       auto savings = static_cast<int64_t>(recoverable_ * static_cast<double>(std::min(late_idle_ns, gpu_idle)));
 
       Finding f;
@@ -128,24 +133,37 @@ class LaunchBound final : public Detector {
       f.problem = fmt::format(
           "GPU {} is busy only {} of the time: {} of its {} kernels ({}) are shorter than their own launch call "
           "(launch "
-          "<= {}), the median launch finds {} operation(s) queued, and {} idle gaps totalling {} ({} of wall time) "
+          "<= {}), the median launch finds {} operation(s) queued, and {} idle gaps totalling {} ({} of {}) "
           "open "
           "because the host had not yet issued the next launch when the previous work finished. The host spends {} in "
-          "CUDA runtime calls while the GPU is idle.",
-          dev.device_id, format_percent(dev.gpu_utilization), short_kernels, launched, format_percent(short_share),
-          format_ns(runtime_cutoff_ns_), static_cast<int64_t>(median_depth), late_gaps, format_ns(late_idle_ns),
-          format_percent(idle_share), format_ns(runtime_ns));
-      f.recommendation =
-          "Remove per-kernel launch overhead: capture the steady-state step in a CUDA graph, e.g. "
-          "`torch.compile(model, mode=\"reduce-overhead\")`, or `torch.cuda.make_graphed_callables(...)` / "
-          "`torch.cuda.CUDAGraph` "
-          "with `torch.cuda.graph(g):` for static shapes (for vLLM-style inference, keep CUDA graphs enabled: no "
-          "`enforce_eager`); "
-          "give each launch more work with a larger batch or by batching requests; and fuse small ops "
-          "(`torch.compile(model)`, "
-          "fused optimizers with `fused=True`). TensorFlow: `@tf.function(jit_compile=True)`. CUDA: "
-          "cudaGraphInstantiate/"
-          "cudaGraphLaunch over the repeated kernel sequence.";
+          "CUDA runtime calls while the GPU is idle{}.",
+          dev.device_id, format_percent(steady ? dev.steady_gpu_utilization : dev.gpu_utilization), short_kernels,
+          launched, format_percent(short_share), format_ns(runtime_cutoff_ns_), static_cast<int64_t>(median_depth),
+          late_gaps, format_ns(late_idle_ns), format_percent(idle_share), steady ? "the steady state" : "wall time",
+          format_ns(runtime_ns),
+          steady ? fmt::format(" (steady state after {} of start-up: {})", format_ns(dev.startup_ns),
+                               dev.startup_evidence)
+                 : std::string());
+      if (summary->workload.value_or("") == "non_framework")
+        // No framework op in the trace: CUDA code, so CUDA advice (PyTorch calls would not apply).
+        f.recommendation =
+            "Remove per-kernel launch overhead: capture the repeated kernel sequence once in a CUDA graph "
+            "(cudaStreamBeginCapture/cudaStreamEndCapture, cudaGraphInstantiate, then cudaGraphLaunch per iteration; "
+            "hipGraph* on ROCm), give each launch more work (merge small kernels, process more elements per launch, "
+            "batch independent problems into one launch), and keep the host from waiting between launches (no "
+            "synchronization in the loop).";
+      else
+        f.recommendation =
+            "Remove per-kernel launch overhead: capture the steady-state step in a CUDA graph, e.g. "
+            "`torch.compile(model, mode=\"reduce-overhead\")`, or `torch.cuda.make_graphed_callables(...)` / "
+            "`torch.cuda.CUDAGraph` "
+            "with `torch.cuda.graph(g):` for static shapes (for vLLM-style inference, keep CUDA graphs enabled: no "
+            "`enforce_eager`); "
+            "give each launch more work with a larger batch or by batching requests; and fuse small ops "
+            "(`torch.compile(model)`, "
+            "fused optimizers with `fused=True`). TensorFlow: `@tf.function(jit_compile=True)`. CUDA: "
+            "cudaGraphInstantiate/"
+            "cudaGraphLaunch over the repeated kernel sequence.";
       f.estimated_savings_ns = savings;
       f.savings_method = fmt::format(
           "GPU idle time in gaps (each <= {}) that opened because the next launch had not started yet, x {:.2f} "

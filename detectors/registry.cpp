@@ -6,6 +6,7 @@
 
 namespace proflint {
 
+DetectorInfo allocation_churn_info();
 DetectorInfo amp_not_used_info();
 DetectorInfo bad_iteration_range_info();
 DetectorInfo batch_size_info();
@@ -26,13 +27,16 @@ DetectorInfo no_gpu_activity_info();
 DetectorInfo no_iterations_info();
 DetectorInfo pageable_memcpy_info();
 DetectorInfo slow_api_info();
+DetectorInfo small_capture_info();
 DetectorInfo sync_memcpy_info();
 DetectorInfo sync_memset_info();
 DetectorInfo tensor_core_shape_info();
 DetectorInfo unknown_kernels_info();
+DetectorInfo unused_gpus_info();
 
 const std::vector<DetectorInfo>& detector_registry() {
   static const std::vector<DetectorInfo> all = {
+      allocation_churn_info(),
       amp_not_used_info(),
       bad_iteration_range_info(),
       batch_size_info(),
@@ -53,10 +57,12 @@ const std::vector<DetectorInfo>& detector_registry() {
       no_iterations_info(),
       pageable_memcpy_info(),
       slow_api_info(),
+      small_capture_info(),
       sync_memcpy_info(),
       sync_memset_info(),
       tensor_core_shape_info(),
       unknown_kernels_info(),
+      unused_gpus_info(),
   };
   return all;
 }

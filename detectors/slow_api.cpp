@@ -222,9 +222,18 @@ class SlowApi final : public Detector {
         "SELECT name, count(*), sum(dur_ns), min(id) FROM range WHERE trace_id = ? AND kind = 'user_annotation' "
         "AND name NOT LIKE 'ProfilerStep#%' AND name NOT LIKE 'Optimizer.%' AND instr(name, 'DataLoader') = 0 "
         "AND name NOT LIKE 'nccl:%' AND name NOT LIKE 'gloo:%' AND name != 'record_param_comms' "
-        "AND dur_ns <= ? GROUP BY name ORDER BY 2 DESC");
+        "AND dur_ns <= ? AND start_ns >= ? GROUP BY name ORDER BY 2 DESC");
+    // Judged on the steady state (docs/derivation.md): annotations after the earliest device's start-up.
+    int64_t steady_start = INT64_MIN;
+    for (const auto& d : summary.devices)
+      if (d.startup_ns > 0) steady_start = steady_start == INT64_MIN ? d.steady_start_ns : std::min(steady_start, d.steady_start_ns);
+    if (steady_start != INT64_MIN)
+      for (const auto& d : summary.devices)
+        if (d.startup_ns == 0) steady_start = INT64_MIN;  // a device without start-up: the whole window
+    const int64_t wall = steady_start == INT64_MIN ? summary.wall_ns : summary.steady_wall_ns;
     q.bind(1, trace_id);
     q.bind(2, tiny_annotation_ns_);
+    q.bind(3, steady_start);
     int64_t count = 0, time = 0, example = -1;
     std::string top;
     int shown = 0;
@@ -236,18 +245,18 @@ class SlowApi final : public Detector {
       if (shown++ < 3) top += fmt::format("{}`{}` ×{}", top.empty() ? "" : ", ", q.getColumn(0).getString(), c);
     }
     int64_t overhead = count * annotation_overhead_ns_;
-    if (static_cast<double>(overhead) < min_annotation_share_ * static_cast<double>(summary.wall_ns)) return;
+    if (wall <= 0 || static_cast<double>(overhead) < min_annotation_share_ * static_cast<double>(wall)) return;
     Finding f;
     f.id = std::string(id());
     f.title = std::string(title());
     f.problem = fmt::format(
         "{} tiny user annotations (record_function, each ≤ {}) were recorded in {} ({:.0f} per second): {}. At about "
         "{} "
-        "each, their bookkeeping costs ≈ {} of host time ({} of wall time).",
-        count, format_ns(tiny_annotation_ns_), format_ns(summary.wall_ns),
-        static_cast<double>(count) * 1e9 / static_cast<double>(summary.wall_ns), top,
-        format_ns(annotation_overhead_ns_), format_ns(overhead),
-        format_percent(static_cast<double>(overhead) / static_cast<double>(summary.wall_ns)));
+        "each, their bookkeeping costs ≈ {} of host time ({} of {}).",
+        count, format_ns(tiny_annotation_ns_), format_ns(wall), static_cast<double>(count) * 1e9 / static_cast<double>(wall),
+        top, format_ns(annotation_overhead_ns_), format_ns(overhead),
+        format_percent(static_cast<double>(overhead) / static_cast<double>(wall)),
+        wall == summary.wall_ns ? "wall time" : "the steady state after start-up");
     f.recommendation =
         "Remove torch.autograd.profiler.record_function / torch.profiler.record_function (and NVTX push/pop) from hot, "
         "fine-grained code, or guard them with a flag that is off in production; annotate coarse phases (forward, "

@@ -148,9 +148,14 @@ class TensorCoreShape final : public Detector {
     SQLite::Statement q(db,
                         "SELECT o.id, o.parent_id, o.name, o.op_type, o.input_dims, o.input_types, o.gpu_time_ns, "
                         "o.tc_time_ns, o.iteration "
-                        "FROM op o WHERE o.trace_id = ? AND o.tc_eligible = 1 AND o.gpu_time_ns > 0 "
+                        "FROM op o WHERE o.trace_id = ? AND o.gpu_time_ns > 0 AND (o.tc_eligible = 1 OR o.id IN "
+                        "(SELECT op_id FROM _kernel WHERE trace_id = ? AND tc_eligible_op_id IS NOT NULL)) "
                         "AND o.input_dims IS NOT NULL AND o.input_types IS NOT NULL");
+    // Eligibility is marked on the outermost eligible op only (aten::linear, ConvolutionBackward0);
+    // the ops inside it that launch the kernels (addmm, convolution_backward) carry the shapes
+    // some of the checks read, so they are looked at too; the nest is reduced below.
     q.bind(1, trace_id);
+    q.bind(2, trace_id);
     // Shapes repeat every iteration: parse each distinct (type, dims, types) once.
     std::map<std::tuple<std::string, std::string, std::string>,
              std::pair<std::vector<std::pair<Dim, int64_t>>, int64_t>>

@@ -47,13 +47,18 @@ estimate is the op type's kernel time x `fusion_gain`, scaled by the GPU's busy/
         local ratio = matmul_ns > 0 and row.ns / matmul_ns or 0
         local savings = math.floor(row.ns * o.fusion_gain * busy_scale)
         if matmul_ns > 0 and not ignore[row.op_type] and row.matmul_ns < 0.5 * row.ns and ratio > o.max_ratio
-            and savings >= o.min_wall_share * ctx.summary.wall_ns then
+            and savings >= o.min_wall_share * (ctx.summary.steady_wall_ns or ctx.summary.wall_ns) then
+          -- A ratio, not a share: an op type can take more time than all matrix math together,
+          -- and "154.3% of the GEMM time" read as a broken percentage. Above 1 it is said as a multiple.
+          local compared = ratio > 1
+            and string.format("%.2fx the %s", ratio, proflint.format_ns(matmul_ns))
+            or string.format("%s of the %s", proflint.format_percent(ratio), proflint.format_ns(matmul_ns))
           ctx:report{
             problem = string.format(
-              "On GPU %d, op type '%s' took %s of kernel time (%d kernels), %s of the %s spent in GEMM, " ..
-              "convolution and attention kernels (budget: %s).",
-              dev.device_id, row.op_type, proflint.format_ns(row.ns), row.kernels, proflint.format_percent(ratio),
-              proflint.format_ns(matmul_ns), proflint.format_percent(o.max_ratio)),
+              "On GPU %d, op type '%s' took %s of kernel time (%d kernels), %s spent in GEMM, " ..
+              "convolution and attention kernels (budget: %s of it).",
+              dev.device_id, row.op_type, proflint.format_ns(row.ns), row.kernels, compared,
+              proflint.format_percent(o.max_ratio)),
             recommendation = string.format(
               "Find where '%s' runs (proflint query ... \"SELECT path, gpu_time_ns FROM op WHERE op_type = '%s' " ..
               "ORDER BY gpu_time_ns DESC LIMIT 20\") and remove or fuse it: compile the model with " ..

@@ -78,6 +78,10 @@ def parse(argv):
                    help="nsys NVTX ranges: 'step N' push/pop, emit_nvtx-style op ranges, both, none")
     p.add_argument("--gzip-level", type=int, default=6)
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--scenario", default=None, choices=["startup", "inference_preprocess", "hpc_alloc_churn"],
+                   help="write a hand-scripted Kineto trace instead of simulating steps (genprof/scenarios.py): "
+                        "a start-up-dominated capture, a with_stack inference trace with preprocessing, a CUDA "
+                        "program with allocation churn and no framework op; other options are ignored")
     p.add_argument("-o", "--output", required=True)
     return p.parse_args(argv)
 
@@ -219,6 +223,12 @@ def parse_blocks(s):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     a = parse(argv)
+    if a.scenario:
+        from genprof import scenarios
+        n = scenarios.write(a.scenario, a.output)
+        if not a.quiet:
+            sys.stderr.write("gen_profile: scenario %s -> %s: %d events\n" % (a.scenario, a.output, n))
+        return 0
     c = make_cfg(a, argv)
     t_begin = time.time()
     blocks = parse_blocks(a.blocks)

@@ -313,7 +313,8 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
   for (auto& task : tasks)
     for (auto& f : task.findings) sink.report(std::move(f));
   std::map<int64_t, int64_t> wall;
-  for (const auto& s : result.summaries) wall[s.trace_id] = s.wall_ns;
+  // Shares are of the steady state: start-up inside the capture is not time a fix can recover.
+  for (const auto& s : result.summaries) wall[s.trace_id] = s.steady_wall_ns;
   for (auto& f : sink.findings) {
     bool hidden = false;
     for (const auto& sup : options.suppressions) {

@@ -55,6 +55,50 @@ IterationSummary summarize_iterations(SQLite::Database& db, int64_t trace_id, co
   return it;
 }
 
+// Name and compute capability of d.device_id, as the trace describes it.
+void describe_device(SQLite::Database& db, int64_t trace_id, DeviceSummary& d) {
+  SQLite::Statement q(db, "SELECT name, compute_major, compute_minor FROM device WHERE trace_id = ? AND device_id = ?");
+  q.bind(1, trace_id);
+  q.bind(2, d.device_id);
+  if (q.executeStep()) {
+    d.name = q.isColumnNull(0) ? "" : q.getColumn(0).getString();
+    if (!q.isColumnNull(1)) d.compute_major = q.getColumn(1).getInt();
+    if (!q.isColumnNull(2)) d.compute_minor = q.getColumn(2).getInt();
+  }
+}
+
+// Tensor-Core-eligible ops, each counted once at the outermost eligible op of its sub-tree (the
+// only op derivation marks tc_eligible there), grouped into op nodes as the DLProf-style reports
+// group them (op_node_key): a node uses Tensor Cores when any instance ran a Tensor Core kernel.
+void summarize_tc_eligible(SQLite::Database& db, TraceSummary& s, const std::string& range) {
+  struct Node {
+    int64_t gpu = 0, tc = 0;
+  };
+  std::map<std::string, Node> nodes;
+  SQLite::Statement q(db,
+                      "SELECT COALESCE(o.path, '/' || o.name), COALESCE(o.pass, ''), COALESCE(o.op_type, ''), "
+                      "COALESCE(i.name, ''), COALESCE(o.gpu_time_ns, 0), COALESCE(o.tc_time_ns, 0) FROM op o "
+                      "LEFT JOIN iteration i ON i.trace_id = o.trace_id AND i.iteration = o.iteration "
+                      "WHERE o.trace_id = ? AND o.tc_eligible = 1" +
+                          (range.empty() ? std::string() : " AND o." + range.substr(5)));
+  q.bind(1, s.trace_id);
+  while (q.executeStep()) {
+    auto& n = nodes[op_node_key(op_node_name(q.getColumn(0).getString(), q.getColumn(3).getString()),
+                                q.getColumn(1).getString(), q.getColumn(2).getString())];
+    n.gpu += q.getColumn(4).getInt64();
+    n.tc += q.getColumn(5).getInt64();
+  }
+  for (const auto& [key, n] : nodes) {
+    ++s.tc_eligible_ops;
+    s.tc_eligible_gpu_ns += n.gpu;
+    s.tc_eligible_tc_ns += n.tc;
+    if (n.tc == 0) {
+      ++s.tc_eligible_ops_no_tc;
+      s.tc_eligible_no_tc_gpu_ns += n.gpu;
+    }
+  }
+}
+
 // `range` restricts GPU work to the iterations the derivation aggregated (--iter-start/--iter-stop,
 // recorded in trace.iter_start/iter_stop): the breakdown window is restricted, so the sums beside it
 // must be too. It is "" when unrestricted, else " AND <col> BETWEEN lo AND hi" with integers.
@@ -62,17 +106,7 @@ DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t d
                                const std::string& range = "") {
   DeviceSummary d;
   d.device_id = device_id;
-  {
-    SQLite::Statement q(db,
-                        "SELECT name, compute_major, compute_minor FROM device WHERE trace_id = ? AND device_id = ?");
-    q.bind(1, trace_id);
-    q.bind(2, device_id);
-    if (q.executeStep()) {
-      d.name = q.isColumnNull(0) ? "" : q.getColumn(0).getString();
-      if (!q.isColumnNull(1)) d.compute_major = q.getColumn(1).getInt();
-      if (!q.isColumnNull(2)) d.compute_minor = q.getColumn(2).getInt();
-    }
-  }
+  describe_device(db, trace_id, d);
   {
     SQLite::Statement q(
         db, "SELECT category, time_ns FROM breakdown WHERE trace_id = ? AND device_id = ? AND iteration = -1");
@@ -86,8 +120,8 @@ DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t d
     if (cat == "kernel_tc" || cat == "kernel_other" || cat == "communication" || cat == "memcpy" || cat == "memset")
       d.gpu_busy_ns += ns;
   }
-  // One scan of the device's kernels for all kernel figures; the Tensor-Core-eligible time looks
-  // up the op only for non-Tensor-Core GEMM/conv/attention kernels (a second kernel ⋈ op scan before).
+  // One scan of the device's kernels for all kernel figures. A kernel is in an eligible op when
+  // derivation linked it to one (tc_eligible_op_id: the outermost eligible op above its own op).
   // Eligible-but-not-used counts only the math kernels of eligible ops: helper kernels of a conv
   // (im2col, transposes) could not have used Tensor Cores anyway.
   SQLite::Statement k(db,
@@ -95,7 +129,7 @@ DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t d
                       "COALESCE(sum(CASE WHEN is_tensor_core = 1 THEN dur_ns END),0), "
                       "COALESCE(sum(CASE WHEN category = 'communication' THEN dur_ns END),0), "
                       "COALESCE(sum(CASE WHEN is_tensor_core = 0 AND category IN ('gemm', 'conv', 'attention') "
-                      "AND (SELECT o.tc_eligible FROM _op o WHERE o.id = k.op_id) = 1 THEN dur_ns END),0) "
+                      "AND tc_eligible_op_id IS NOT NULL THEN dur_ns END),0) "
                       "FROM _kernel k WHERE trace_id = ? AND device_id IS ?" +
                           range);
   k.bind(1, trace_id);
@@ -121,6 +155,34 @@ DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t d
   d.memset_time_ns =
       scalar(db, ("SELECT sum(dur_ns) FROM _memset WHERE trace_id = ? AND device_id IS ?" + range).c_str(), trace_id,
              device_id);
+  {
+    SQLite::Statement q(db,
+                        "SELECT start_ns, end_ns, startup_ns, COALESCE(startup_cause, ''), COALESCE(startup_evidence, ''), "
+                        "kernel_tc_ns, kernel_other_ns, communication_ns, memcpy_ns, memset_ns, runtime_ns, dataloader_ns, "
+                        "cpu_ns, idle_ns FROM steady_state WHERE trace_id = ? AND device_id = ?");
+    q.bind(1, trace_id);
+    q.bind(2, device_id);
+    if (q.executeStep()) {
+      d.steady_start_ns = q.getColumn(0).getInt64();
+      d.steady_end_ns = q.getColumn(1).getInt64();
+      d.startup_ns = q.getColumn(2).getInt64();
+      d.startup_cause = q.getColumn(3).getString();
+      d.startup_evidence = q.getColumn(4).getString();
+      const char* cats[] = {"kernel_tc", "kernel_other", "communication", "memcpy", "memset",
+                            "runtime",   "dataloader",   "cpu",           "idle"};
+      for (int c = 0; c < 9; ++c) d.steady_breakdown_ns[cats[c]] = q.getColumn(5 + c).getInt64();
+    } else {
+      d.steady_breakdown_ns = d.breakdown_ns;
+    }
+  }
+  for (const auto& [cat, ns] : d.steady_breakdown_ns) {
+    d.steady_window_ns += ns;
+    if (cat == "kernel_tc" || cat == "kernel_other" || cat == "communication") d.steady_kernel_busy_ns += ns;
+    if (cat == "kernel_tc" || cat == "kernel_other" || cat == "communication" || cat == "memcpy" || cat == "memset")
+      d.steady_gpu_busy_ns += ns;
+  }
+  if (d.steady_window_ns > 0)
+    d.steady_gpu_utilization = static_cast<double>(d.steady_kernel_busy_ns) / static_cast<double>(d.steady_window_ns);
   if (d.window_ns > 0) d.gpu_utilization = static_cast<double>(d.kernel_busy_ns) / static_cast<double>(d.window_ns);
   if (d.kernel_time_ns > 0)
     d.tensor_core_share = static_cast<double>(d.tensor_core_time_ns) / static_cast<double>(d.kernel_time_ns);
@@ -129,13 +191,24 @@ DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t d
 
 }  // namespace
 
+std::string op_node_name(const std::string& path, const std::string& iteration_name) {
+  // ProfilerStep#5/... and ProfilerStep#6/... are the same node in two iterations.
+  if (iteration_name.empty()) return path;
+  std::string prefix = "/" + iteration_name + "/";
+  return path.rfind(prefix, 0) == 0 ? path.substr(prefix.size() - 1) : path;
+}
+
+std::string op_node_key(const std::string& node_name, const std::string& pass, const std::string& op_type) {
+  return node_name + '\x1f' + (pass.empty() ? std::string("other") : pass) + '\x1f' + op_type;
+}
+
 std::vector<TraceSummary> summarize(Store& store) {
   auto& db = store.db();
   std::vector<TraceSummary> out;
   SQLite::Statement traces(
       db,
       "SELECT trace_id, path, format, format_version, tool_version, framework, vendor, comm_backend, "
-      "rank, world_size, COALESCE(end_ns - start_ns, 0), event_count, iteration_source "
+      "rank, world_size, COALESCE(end_ns - start_ns, 0), event_count, iteration_source, workload "
       "FROM trace ORDER BY trace_id");
   while (traces.executeStep()) {
     TraceSummary t;
@@ -152,6 +225,7 @@ std::vector<TraceSummary> summarize(Store& store) {
     t.wall_ns = traces.getColumn(10).getInt64();
     t.event_count = traces.getColumn(11).getInt64();
     auto source = opt_text(traces, 12);
+    t.workload = opt_text(traces, 13);
     out.push_back(std::move(t));
     auto& s = out.back();
     s.kernel_count = scalar(db, "SELECT count(*) FROM _kernel WHERE trace_id = ?", s.trace_id);
@@ -176,7 +250,30 @@ std::vector<TraceSummary> summarize(Store& store) {
     }
     while (devs.executeStep())
       s.devices.push_back(summarize_device(db, s.trace_id, devs.getColumn(0).getInt64(), range));
+    {
+      // Listed by the trace (the host's visible GPUs) but ran nothing: reported apart, never
+      // averaged into utilization.
+      SQLite::Statement q(db,
+                          "SELECT device_id FROM device WHERE trace_id = ? AND device_id >= 0 AND "
+                          "COALESCE(has_activity, 0) = 0 ORDER BY device_id");
+      q.bind(1, s.trace_id);
+      std::vector<int64_t> ids;
+      while (q.executeStep()) ids.push_back(q.getColumn(0).getInt64());
+      for (int64_t id : ids) {
+        DeviceSummary d;
+        d.device_id = id;
+        describe_device(db, s.trace_id, d);
+        s.idle_devices.push_back(std::move(d));
+      }
+    }
+    summarize_tc_eligible(db, s, range);
     s.iterations = summarize_iterations(db, s.trace_id, source, range);
+    bool first = true;
+    for (const auto& d : s.devices) {
+      s.startup_ns = first ? d.startup_ns : std::min(s.startup_ns, d.startup_ns);
+      first = false;
+    }
+    s.steady_wall_ns = std::max<int64_t>(0, s.wall_ns - s.startup_ns);
     SQLite::Statement issues(db,
                              "SELECT kind, count, COALESCE(example,''), COALESCE(location,'') FROM import_issue "
                              "WHERE trace_id = ? ORDER BY count DESC, kind");

@@ -29,10 +29,19 @@ struct DeviceSummary {
   int64_t memset_time_ns = 0;
   int64_t communication_time_ns = 0;     // summed durations of communication kernels
   int64_t tensor_core_time_ns = 0;       // summed durations of Tensor Core kernels
-  int64_t tc_eligible_not_used_ns = 0;   // GEMM/conv/attention kernels of eligible ops that do not use Tensor Cores
+  int64_t tc_eligible_not_used_ns = 0;   // GEMM/conv/attention kernels in eligible ops that do not use Tensor Cores
   double gpu_utilization = 0;            // kernel_busy_ns / window_ns
   double tensor_core_share = 0;          // tensor_core_time_ns / kernel_time_ns
   std::map<std::string, int64_t> breakdown_ns;  // whole-trace breakdown (category -> ns), sums to window_ns
+  // Steady state (table steady_state): the window after start-up. Equal to the window when no
+  // start-up was found (startup_ns = 0).
+  int64_t startup_ns = 0;
+  std::string startup_cause, startup_evidence;  // empty when no start-up was found
+  int64_t steady_start_ns = 0, steady_end_ns = 0;
+  int64_t steady_window_ns = 0;
+  int64_t steady_kernel_busy_ns = 0, steady_gpu_busy_ns = 0;
+  double steady_gpu_utilization = 0;                   // steady_kernel_busy_ns / steady_window_ns
+  std::map<std::string, int64_t> steady_breakdown_ns;  // sums to steady_window_ns
 };
 
 struct IterationSummary {
@@ -54,14 +63,33 @@ struct TraceSummary {
   std::optional<std::string> format_version, tool_version, framework, vendor, comm_backend;
   std::optional<int64_t> rank, world_size;
   int64_t wall_ns = 0;                 // capture window length
+  int64_t startup_ns = 0;              // start-up at the head of the window (smallest over devices)
+  int64_t steady_wall_ns = 0;          // wall_ns - startup_ns: the base of savings shares
+  std::optional<std::string> workload; // trace.workload: 'training', 'inference', 'non_framework'
   int64_t event_count = 0;
   int64_t kernel_count = 0, memcpy_count = 0, memset_count = 0, api_call_count = 0, op_count = 0;
   bool has_gpu_work = false;
-  std::vector<DeviceSummary> devices;  // devices with activity (all listed devices when none had any)
+  std::vector<DeviceSummary> devices;  // devices that ran kernels, copies or memsets
   int64_t devices_listed = 0;          // devices described by the trace, used or not
+  // Devices the trace lists (the host's visible GPUs) on which nothing ran: only device_id, name and
+  // compute capability are set. Never averaged into utilization.
+  std::vector<DeviceSummary> idle_devices;
+  // Tensor-Core-eligible ops, each counted once at the outermost eligible op of its sub-tree (its GPU
+  // time = the sub-tree's kernel time), grouped into op nodes like the DLProf-style reports
+  // (op_node_key): the same figures as the report summary and the tensor report.
+  int64_t tc_eligible_ops = 0;           // eligible op nodes
+  int64_t tc_eligible_gpu_ns = 0;        // kernel time under them, each kernel once
+  int64_t tc_eligible_tc_ns = 0;         // part of it in Tensor Core kernels
+  int64_t tc_eligible_ops_no_tc = 0;     // eligible op nodes with no Tensor Core kernel in any instance
+  int64_t tc_eligible_no_tc_gpu_ns = 0;  // their kernel time
   IterationSummary iterations;
   std::vector<ImportIssueSummary> issues;
 };
+
+// An op node, as the DLProf-style reports aggregate op instances: the op path without the
+// iteration marker prefix ("/ProfilerStep#5/aten::conv2d" -> "/aten::conv2d"), the pass and the op type.
+std::string op_node_name(const std::string& path, const std::string& iteration_name);
+std::string op_node_key(const std::string& node_name, const std::string& pass, const std::string& op_type);
 
 // One summary per trace in the store, in trace_id order.
 std::vector<TraceSummary> summarize(Store& store);

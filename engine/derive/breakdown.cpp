@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <set>
 
+#include "engine/derive/startup.hpp"
+
 namespace proflint {
 
 namespace {
@@ -48,30 +50,9 @@ std::vector<Interval> iteration_windows(const TraceData& t) {
 }
 
 std::vector<BreakdownRow> compute_breakdown(const TraceData& t) {
-  // Capture window: the trace's own, else the extent of what was loaded.
-  int64_t lo = t.start_ns, hi = t.end_ns;
-  if (lo == kNone || hi == kNone) {
-    lo = INT64_MAX;
-    hi = INT64_MIN;
-    auto see = [&](int64_t s, int64_t e) { lo = std::min(lo, s); hi = std::max(hi, e); };
-    for (const auto& r : t.ranges) see(r.start, r.end);
-    for (const auto& a : t.apis) see(a.start, a.end);
-    for (const auto& g : t.gpu) see(g.start, g.end);
-    if (lo > hi) lo = hi = 0;
-  }
   std::vector<std::pair<int64_t, Interval>> windows;  // (iteration, window)
   auto iter_windows = iteration_windows(t);
-  bool restricted = t.options && (t.options->iter_start || t.options->iter_stop);
-  Interval whole{lo, hi};
-  if (restricted) {
-    whole = {0, 0};
-    bool any = false;
-    for (size_t k = 0; k < iter_windows.size(); ++k) {
-      if (!iteration_selected(t.options, static_cast<int64_t>(k))) continue;
-      whole = any ? Interval{std::min(whole.start, iter_windows[k].start), std::max(whole.end, iter_windows[k].end)} : iter_windows[k];
-      any = true;
-    }
-  }
+  Interval whole = analysed_window(t);
   windows.push_back({-1, whole});
   for (size_t k = 0; k < iter_windows.size(); ++k)
     if (iteration_selected(t.options, static_cast<int64_t>(k))) windows.push_back({static_cast<int64_t>(k), iter_windows[k]});
@@ -103,6 +84,13 @@ std::vector<BreakdownRow> compute_breakdown(const TraceData& t) {
       auto totals = sweep.totals(window);
       for (size_t c = 0; c < kBreakdownCategories.size(); ++c)
         rows.push_back({device, iteration, kBreakdownCategories[c], totals[c]});
+    }
+    // The steady-state span of the device (after start-up, startup.hpp), from the same sweep.
+    for (const auto& st : t.steady) {
+      if (st.device_id != device) continue;
+      auto totals = sweep.totals({st.steady_start, st.window_end});
+      for (size_t c = 0; c < kBreakdownCategories.size(); ++c)
+        rows.push_back({device, kSteadyStateRows, kBreakdownCategories[c], totals[c]});
     }
   }
   return rows;

@@ -2,7 +2,7 @@
 //
 // Per trace, in one transaction: load -> nest ranges -> classify ranges and kernels -> GPU work to
 // API calls -> iterations -> ops -> API calls and GPU work to ops -> iteration assignment -> op
-// aggregates -> breakdown -> write. Each step's rules live in its own file (see docs/derivation.md).
+// aggregates -> start-up/steady state and workload -> breakdown -> write. Each step's rules live in its own file (see docs/derivation.md).
 #include "engine/derive/derive.hpp"
 
 #include <SQLiteCpp/Statement.h>
@@ -23,6 +23,7 @@
 #include "engine/derive/correlation.hpp"
 #include "engine/derive/iterations.hpp"
 #include "engine/derive/ops.hpp"
+#include "engine/derive/startup.hpp"
 #include "engine/derive/store_io.hpp"
 #include "engine/derive/tensor_cores.hpp"
 
@@ -89,6 +90,8 @@ void compute(TraceData& t, std::vector<BreakdownRow>& breakdown) {
   assign_iterations(t);
   aggregate_op_gpu_time(t);
   clock.lap("attribute");
+  t.steady = find_startup(t);
+  t.workload = classify_workload(t);
   breakdown = compute_breakdown(t);
   clock.lap("breakdown");
 }

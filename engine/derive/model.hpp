@@ -89,9 +89,22 @@ struct OpRec {
   int32_t depth = 0;
   std::string path;
   int32_t iteration = -1;
+  // Tensor Core eligibility is counted once per eligible sub-tree: tc_eligible is set only on the
+  // outermost eligible op (aten::conv2d, not also its convolution/_convolution/cudnn_convolution
+  // children), and tc_root is that op for every op inside the sub-tree (-1 outside any).
   bool tc_eligible = false;
+  int64_t tc_root = -1;  // index into ops
   int64_t gpu_time_ns = 0, kernel_count = 0, tc_time_ns = 0;
   int64_t pid = kNone, tid = kNone, start = kNone, dur = kNone;
+};
+
+// Where start-up ends and steady state begins on one device (see startup.hpp).
+struct SteadyState {
+  int64_t device_id = 0;
+  int64_t window_start = 0, window_end = 0;  // the analysed window (breakdown iteration -1)
+  int64_t steady_start = 0;                  // == window_start when no start-up was found
+  std::string cause;                         // comma-separated causes in time order, '' when none
+  std::string evidence;                      // the longest start-up call or range, e.g. 'cudaFree 981.0 ms'
 };
 
 struct IterationRec {
@@ -104,6 +117,7 @@ struct IterationRec {
 struct TraceData {
   int64_t trace_id = 0;
   std::string format;
+  std::string framework;  // trace.framework ('' when the trace does not say)
   int64_t start_ns = kNone, end_ns = kNone;
   const DeriveOptions* options = nullptr;
 
@@ -120,6 +134,9 @@ struct TraceData {
     std::optional<int64_t> compute_major;
   };
   std::unordered_map<int64_t, DeviceInfo> devices;  // by device_id, what the device table says
+  // derived: start-up span per active device (startup.hpp) and the kind of workload
+  std::vector<SteadyState> steady;
+  std::string_view workload;  // 'training', 'inference', 'non_framework' or empty (unknown)
 
   // Text of every name id loaded with the trace, plus provisional (negative) ids for new text.
   std::unordered_map<int64_t, std::string> strings;

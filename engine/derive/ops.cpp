@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -363,7 +364,11 @@ void build_ops(TraceData& t) {
                                     : "other";
         std::optional<std::string_view> types;
         if (r.input_types_id != kNone) types = t.text(r.input_types_id);
-        op.tc_eligible = is_tc_eligible(op.op_type, types);
+        // Counted once, at the outermost eligible op: an eligible op inside an eligible op's
+        // sub-tree is part of that op (docs/derivation.md, "Tensor Core eligibility").
+        int64_t enclosing_root = f.op >= 0 ? t.ops[static_cast<size_t>(f.op)].tc_root : -1;
+        op.tc_eligible = enclosing_root < 0 && is_tc_eligible(op.op_type, types);
+        op.tc_root = op.tc_eligible ? static_cast<int64_t>(t.ops.size()) : enclosing_root;
         op.pid = r.pid;
         op.tid = r.tid;
         op.start = r.start;
@@ -378,6 +383,14 @@ void build_ops(TraceData& t) {
   }
 }
 
+namespace {
+// Sums of kernel time saturate: a hostile profile with many kernels of years each must not
+// overflow (each duration is bounded at import, their sum is not).
+void add_saturating(int64_t& total, int64_t v) {
+  if (__builtin_add_overflow(total, v, &total)) total = v < 0 ? INT64_MIN : INT64_MAX;
+}
+}  // namespace
+
 void aggregate_op_gpu_time(TraceData& t) {
   const DeriveOptions* o = t.options;
   bool restricted = o && (o->iter_start || o->iter_stop);
@@ -390,9 +403,9 @@ void aggregate_op_gpu_time(TraceData& t) {
     int64_t dur = g.end - g.start;
     for (int64_t k = g.op; k >= 0; k = t.ops[static_cast<size_t>(k)].parent) {
       auto& op = t.ops[static_cast<size_t>(k)];
-      op.gpu_time_ns += dur;
+      add_saturating(op.gpu_time_ns, dur);
       op.kernel_count += 1;
-      if (g.tensor_core) op.tc_time_ns += dur;
+      if (g.tensor_core) add_saturating(op.tc_time_ns, dur);
     }
   }
 }

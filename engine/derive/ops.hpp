@@ -56,7 +56,8 @@ bool is_backward_thread(const TraceData& trace, size_t begin, size_t end);
 
 // Builds trace.ops from the nested ranges and the iterations (after nesting and iteration
 // detection): one op per op-candidate range, with parent/depth among ops, DLProf-style path,
-// pass, iteration, op_type and tc_eligible. Also sets RangeRec::op for those ranges.
+// pass, iteration, op_type and tc_eligible/tc_root (set on the outermost eligible op of each eligible
+// sub-tree only, so an eligible op is counted once). Also sets RangeRec::op for those ranges.
 void build_ops(TraceData& trace);
 
 // Inclusive GPU time per op: every kernel adds its duration (and Tensor Core part) to its op and

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -137,12 +138,13 @@ void load_ranges(sqlite3* store, TraceData& t) {
 void load_rest(sqlite3* store, TraceData& t) {
   int64_t trace_id = t.trace_id;
   {
-    Sql q(store, "SELECT format, start_ns, end_ns FROM trace WHERE trace_id = ?");
+    Sql q(store, "SELECT format, start_ns, end_ns, COALESCE(framework, '') FROM trace WHERE trace_id = ?");
     q.bind(1, trace_id);
     if (q.step()) {
       t.format = q.text(0);
       t.start_ns = q.i64(1);
       t.end_ns = q.i64(2);
+      t.framework = q.text(3);
     }
   }
   {
@@ -329,7 +331,7 @@ TraceData load_trace(Store& store, int64_t trace_id) {
 
 void clear_derived(Store& store, int64_t trace_id) {
   for (const char* sql : {"DELETE FROM _op WHERE trace_id = ?", "DELETE FROM iteration WHERE trace_id = ?",
-                          "DELETE FROM breakdown WHERE trace_id = ?"}) {
+                          "DELETE FROM breakdown WHERE trace_id = ?", "DELETE FROM steady_state WHERE trace_id = ?"}) {
     Sql st(store, sql);
     st.bind(1, trace_id).run();
   }
@@ -411,7 +413,8 @@ void write_trace(Store& store, TraceData& t, const std::vector<BreakdownRow>& br
   {
     Sql kernel(
         store,
-        "UPDATE _kernel SET api_call_id = ?, op_id = ?, iteration = ?, is_tensor_core = ?, category = ? WHERE id = ?");
+        "UPDATE _kernel SET api_call_id = ?, op_id = ?, iteration = ?, is_tensor_core = ?, category = ?, "
+        "tc_eligible_op_id = ? WHERE id = ?");
     Sql memcpy(store, "UPDATE _memcpy SET api_call_id = ?, op_id = ?, iteration = ? WHERE id = ?");
     Sql memset(store, "UPDATE _memset SET api_call_id = ?, op_id = ?, iteration = ? WHERE id = ?");
     // Table by table in id order: each UPDATE then lands next to the previous one in the B-tree.
@@ -425,7 +428,10 @@ void write_trace(Store& store, TraceData& t, const std::vector<BreakdownRow>& br
       auto& st = g.kind == GpuKind::kernel ? kernel : g.kind == GpuKind::memcpy ? memcpy : memset;
       st.bind(1, api_id(g.api)).bind(2, op_id(g.op)).bind(3, iteration(g.iteration));
       if (g.kind == GpuKind::kernel)
-        st.bind(4, int64_t{g.tensor_core ? 1 : 0}).bind(5, g.category).bind(6, g.id);
+        st.bind(4, int64_t{g.tensor_core ? 1 : 0})
+            .bind(5, g.category)
+            .bind(6, g.op >= 0 ? op_id(t.ops[static_cast<size_t>(g.op)].tc_root) : kNone)
+            .bind(7, g.id);
       else
         st.bind(4, g.id);
       st.run();
@@ -470,17 +476,38 @@ void write_trace(Store& store, TraceData& t, const std::vector<BreakdownRow>& br
   }
   {
     Sql ins(store, "INSERT INTO breakdown(trace_id, device_id, iteration, category, time_ns) VALUES (?,?,?,?,?)");
+    std::map<int64_t, std::map<std::string_view, int64_t>> steady_rows;  // device -> category -> ns
     for (const auto& row : breakdown)
+      if (row.iteration == kSteadyStateRows) steady_rows[row.device_id][row.category] = row.time_ns;
+    for (const auto& row : breakdown) {
+      if (row.iteration == kSteadyStateRows) continue;
       ins.bind(1, t.trace_id)
           .bind(2, row.device_id)
           .bind(3, row.iteration)
           .bind(4, row.category)
           .bind(5, row.time_ns)
           .run();
+    }
+    Sql st(store,
+           "INSERT INTO steady_state(trace_id, device_id, window_start_ns, start_ns, end_ns, startup_ns, startup_cause, "
+           "startup_evidence, kernel_tc_ns, kernel_other_ns, communication_ns, memcpy_ns, memset_ns, runtime_ns, "
+           "dataloader_ns, cpu_ns, idle_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    for (const auto& s : t.steady) {
+      st.bind(1, t.trace_id).bind(2, s.device_id).bind(3, s.window_start).bind(4, s.steady_start);
+      st.bind(5, s.window_end).bind(6, s.steady_start - s.window_start);
+      if (s.cause.empty()) st.bind(7, kNone).bind(8, kNone);
+      else st.bind(7, std::string_view(s.cause)).bind(8, std::string_view(s.evidence));
+      int col = 9;
+      for (auto c : kBreakdownCategories) st.bind(col++, steady_rows[s.device_id][c]);
+      st.run();
+    }
   }
   {
-    Sql up(store, "UPDATE trace SET iteration_source = ? WHERE trace_id = ?");
-    up.bind(1, std::string_view(t.iteration_source)).bind(2, t.trace_id).run();
+    Sql up(store, "UPDATE trace SET iteration_source = ?, workload = ? WHERE trace_id = ?");
+    up.bind(1, std::string_view(t.iteration_source));
+    if (t.workload.empty()) up.bind(2, kNone);
+    else up.bind(2, t.workload);
+    up.bind(3, t.trace_id).run();
   }
 }
 

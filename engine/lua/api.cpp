@@ -603,6 +603,9 @@ void push_summary(lua_State* L, const TraceSummary& s) {
   lua_pushboolean(L, s.has_gpu_work);
   lua_setfield(L, -2, "has_gpu_work");
   set_int(L, "devices_listed", s.devices_listed);
+  set_opt(L, "workload", s.workload);
+  set_int(L, "startup_ns", s.startup_ns);
+  set_int(L, "steady_wall_ns", s.steady_wall_ns);
   lua_createtable(L, static_cast<int>(s.devices.size()), 0);
   for (size_t i = 0; i < s.devices.size(); ++i) {
     const DeviceSummary& d = s.devices[i];
@@ -628,9 +631,36 @@ void push_summary(lua_State* L, const TraceSummary& s) {
     lua_newtable(L);
     for (const auto& [k, v] : d.breakdown_ns) set_int(L, k.c_str(), v);
     lua_setfield(L, -2, "breakdown_ns");
+    set_int(L, "startup_ns", d.startup_ns);
+    if (!d.startup_cause.empty()) set_str(L, "startup_cause", d.startup_cause);
+    set_int(L, "steady_start_ns", d.steady_start_ns);
+    set_int(L, "steady_window_ns", d.steady_window_ns);
+    set_int(L, "steady_kernel_busy_ns", d.steady_kernel_busy_ns);
+    set_num(L, "steady_gpu_utilization", d.steady_gpu_utilization);
+    lua_newtable(L);
+    for (const auto& [k, v] : d.steady_breakdown_ns) set_int(L, k.c_str(), v);
+    lua_setfield(L, -2, "steady_breakdown_ns");
     lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
   }
   lua_setfield(L, -2, "devices");
+  lua_createtable(L, static_cast<int>(s.idle_devices.size()), 0);
+  for (size_t i = 0; i < s.idle_devices.size(); ++i) {
+    const DeviceSummary& d = s.idle_devices[i];
+    lua_newtable(L);
+    set_int(L, "device_id", d.device_id);
+    if (!d.name.empty()) set_str(L, "name", d.name);
+    set_opt(L, "compute_major", d.compute_major);
+    set_opt(L, "compute_minor", d.compute_minor);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "unused_devices");
+  lua_newtable(L);
+  set_int(L, "ops", s.tc_eligible_ops);
+  set_int(L, "gpu_time_ns", s.tc_eligible_gpu_ns);
+  set_int(L, "tensor_core_time_ns", s.tc_eligible_tc_ns);
+  set_int(L, "ops_without_tc", s.tc_eligible_ops_no_tc);
+  set_int(L, "gpu_time_without_tc_ns", s.tc_eligible_no_tc_gpu_ns);
+  lua_setfield(L, -2, "tc_eligible");
   const IterationSummary& it = s.iterations;
   lua_newtable(L);
   set_str(L, "source", it.source);

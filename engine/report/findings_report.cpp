@@ -116,13 +116,22 @@ std::string wrap_text(const std::string& text, size_t width, size_t indent) {
   return out;
 }
 
+// "GPU 0 31.1%", and the steady-state figure beside it when start-up was found inside the window.
+static std::string device_utilization(const DeviceSummary& d, bool first) {
+  std::string out = fmt::format("{}GPU {} {}", first ? "" : ", ", d.device_id, format_percent(d.gpu_utilization));
+  if (d.startup_ns > 0)
+    out += fmt::format(" ({} in steady state, after {} of start-up)", format_percent(d.steady_gpu_utilization),
+                       format_ns(d.startup_ns));
+  return out;
+}
+
 std::string render_findings_text(const AnalysisResult& r, bool color) {
   auto paint = [&](const std::string& s, const char* code) { return color ? std::string("\x1b[") + code + "m" + s + "\x1b[0m" : s; };
   auto sev_color = [](Severity s) { return s == Severity::high ? "1;31" : s == Severity::medium ? "1;33" : "1;36"; };
   std::string out;
   for (const auto& s : r.summaries) {
     std::string util;
-    for (const auto& d : s.devices) util += fmt::format("{}GPU {} {}", util.empty() ? "" : ", ", d.device_id, format_percent(d.gpu_utilization));
+    for (const auto& d : s.devices) util += device_utilization(d, util.empty());
     out += paint(s.path, "1") + "\n";
     out += fmt::format("  wall {}, {} iteration(s) ({}), GPU utilization: {}\n", format_ns(s.wall_ns), s.iterations.count,
                        s.iterations.source, util.empty() ? "no GPU work" : util);
@@ -188,8 +197,17 @@ std::string render_findings_json(const AnalysisResult& r) {
   json traces = json::array();
   for (const auto& s : r.summaries) {
     json devices = json::array();
-    for (const auto& d : s.devices) devices.push_back({{"device_id", d.device_id}, {"name", d.name}, {"gpu_utilization", d.gpu_utilization},
-                                                      {"tensor_core_share", d.tensor_core_share}});
+    for (const auto& d : s.devices) {
+      json dj = {{"device_id", d.device_id}, {"name", d.name}, {"gpu_utilization", d.gpu_utilization},
+                 {"tensor_core_share", d.tensor_core_share}};
+      // Only where start-up was found: the whole-window figure above is then not the job's.
+      if (d.startup_ns > 0) {
+        dj["startup_ns"] = d.startup_ns;
+        dj["startup_cause"] = d.startup_cause;
+        dj["steady_gpu_utilization"] = d.steady_gpu_utilization;
+      }
+      devices.push_back(dj);
+    }
     traces.push_back({{"trace_id", s.trace_id}, {"path", s.path}, {"format", s.format}, {"wall_ns", s.wall_ns},
                       {"iterations", s.iterations.count}, {"iteration_source", s.iterations.source}, {"devices", devices}});
   }
@@ -206,7 +224,7 @@ std::string render_findings_markdown(const AnalysisResult& r) {
   std::string out = "## proflint analysis\n\n";
   for (const auto& s : r.summaries) {
     std::string util;
-    for (const auto& d : s.devices) util += fmt::format("{}GPU {} {}", util.empty() ? "" : ", ", d.device_id, format_percent(d.gpu_utilization));
+    for (const auto& d : s.devices) util += device_utilization(d, util.empty());
     out += fmt::format("- `{}`: wall {}, {} iteration(s), GPU utilization {}\n", s.path, format_ns(s.wall_ns), s.iterations.count,
                        util.empty() ? "n/a (no GPU work)" : util);
   }

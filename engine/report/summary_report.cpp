@@ -77,10 +77,17 @@ std::string render_summary_text(const std::vector<TraceSummary>& traces, bool co
       out += "\n  " + bold(device_title(d)) + "\n";
       out += fmt::format("    GPU utilization      {:>7}  kernels busy {} of {}\n", format_percent(d.gpu_utilization),
                          format_ns(d.kernel_busy_ns), format_ns(d.window_ns));
+      if (d.startup_ns > 0) {
+        out += fmt::format("    steady state         {:>7}  kernels busy {} of {} after {} of start-up ({}; {})\n",
+                           format_percent(d.steady_gpu_utilization), format_ns(d.steady_kernel_busy_ns),
+                           format_ns(d.steady_window_ns), format_ns(d.startup_ns), d.startup_cause, d.startup_evidence);
+      } else {
+        out += "    steady state            same  no start-up found inside the window\n";
+      }
       out += fmt::format("    kernel time          {:>7}  in {} kernels\n", format_ns(d.kernel_time_ns), with_commas(d.kernel_count));
       out += fmt::format("    Tensor Core share    {:>7}  of kernel time ({})\n", format_percent(d.tensor_core_share),
                          format_ns(d.tensor_core_time_ns));
-      out += fmt::format("    eligible, no TC      {:>7}  GEMM/conv/attention kernels of eligible ops\n",
+      out += fmt::format("    eligible, no TC      {:>7}  GEMM/conv/attention kernels in eligible ops\n",
                          format_ns(d.tc_eligible_not_used_ns));
       out += fmt::format("    memcpy               {:>7}  {} copies, {}\n", format_ns(d.memcpy_time_ns), with_commas(d.memcpy_count),
                          format_bytes(d.memcpy_bytes));
@@ -93,6 +100,21 @@ std::string render_summary_text(const std::vector<TraceSummary>& traces, bool co
         int bar = static_cast<int>(share * 30 + 0.5);
         out += fmt::format("      {:<21}{:>9} {:>6}  {}\n", label, format_ns(ns), format_percent(share), std::string(static_cast<size_t>(bar), '#'));
       }
+    }
+    if (!t.idle_devices.empty()) {
+      std::string list;
+      for (const auto& d : t.idle_devices)
+        list += fmt::format("{}GPU {}{}", list.empty() ? "" : ", ", d.device_id, d.name.empty() ? "" : " (" + d.name + ")");
+      out += fmt::format("\n  unused GPUs  {} listed by the trace ran nothing (not counted in utilization):\n"
+                         "               {}\n",
+                         t.idle_devices.size(), list);
+    }
+    if (t.tc_eligible_ops > 0) {
+      out += fmt::format("\n  Tensor-Core-eligible ops (each counted once, at the outermost eligible op):\n");
+      out += fmt::format("    {} op(s), {} GPU time, {} of it in Tensor Core kernels\n", t.tc_eligible_ops,
+                         format_ns(t.tc_eligible_gpu_ns), format_ns(t.tc_eligible_tc_ns));
+      out += fmt::format("    {} op(s) use no Tensor Core kernel: {} GPU time\n", t.tc_eligible_ops_no_tc,
+                         format_ns(t.tc_eligible_no_tc_gpu_ns));
     }
     if (t.issues.empty()) {
       out += "\n  import issues: none\n";
@@ -132,6 +154,9 @@ std::string render_summary_json(const std::vector<TraceSummary>& traces) {
     j["counts"] = {{"kernel", t.kernel_count}, {"memcpy", t.memcpy_count}, {"memset", t.memset_count},
                    {"api_call", t.api_call_count}, {"op", t.op_count}};
     j["has_gpu_work"] = t.has_gpu_work;
+    j["workload"] = opt(t.workload);
+    j["startup_ns"] = t.startup_ns;
+    j["steady_wall_ns"] = t.steady_wall_ns;
     j["devices_listed"] = t.devices_listed;
     json it;
     it["source"] = t.iterations.source;
@@ -167,9 +192,37 @@ std::string render_summary_json(const std::vector<TraceSummary>& traces) {
         b[key] = found == d.breakdown_ns.end() ? 0 : found->second;
       }
       dj["breakdown_ns"] = b;
+      json st;
+      st["startup_ns"] = d.startup_ns;
+      st["startup_cause"] = d.startup_cause.empty() ? json(nullptr) : json(d.startup_cause);
+      st["startup_evidence"] = d.startup_evidence.empty() ? json(nullptr) : json(d.startup_evidence);
+      st["start_ns"] = d.steady_start_ns;
+      st["window_ns"] = d.steady_window_ns;
+      st["kernel_busy_ns"] = d.steady_kernel_busy_ns;
+      st["gpu_utilization"] = d.steady_gpu_utilization;
+      json sb;
+      for (const auto& [key, label] : breakdown_categories()) {
+        auto found = d.steady_breakdown_ns.find(key);
+        sb[key] = found == d.steady_breakdown_ns.end() ? 0 : found->second;
+      }
+      st["breakdown_ns"] = sb;
+      dj["steady_state"] = st;
       devs.push_back(dj);
     }
     j["devices"] = devs;
+    json idle = json::array();
+    for (const auto& d : t.idle_devices)
+      idle.push_back({{"device_id", d.device_id},
+                      {"name", d.name},
+                      {"compute_capability", d.compute_major ? json(fmt::format("{}.{}", *d.compute_major,
+                                                                                d.compute_minor.value_or(0)))
+                                                             : json(nullptr)}});
+    j["unused_devices"] = idle;
+    j["tc_eligible"] = {{"ops", t.tc_eligible_ops},
+                        {"gpu_time_ns", t.tc_eligible_gpu_ns},
+                        {"tensor_core_time_ns", t.tc_eligible_tc_ns},
+                        {"ops_without_tc", t.tc_eligible_ops_no_tc},
+                        {"gpu_time_without_tc_ns", t.tc_eligible_no_tc_gpu_ns}};
     json issues = json::array();
     for (const auto& i : t.issues) issues.push_back({{"kind", i.kind}, {"count", i.count}, {"example", i.example}, {"location", i.location}});
     j["import_issues"] = issues;

@@ -26,8 +26,11 @@ TEST(AmpNotUsed, FiresOnFp32SampleOnA100) {
   // One stream: busy time equals kernel time, so the estimate is eligible time x (1 - 1/2).
   EXPECT_NEAR(static_cast<double>(f[0].estimated_savings_ns), 606806847 / 2.0, 1.0);
   EXPECT_DOUBLE_EQ(f[0].confidence, 0.8);
-  EXPECT_EQ(f[0].evidence["top_ops"][0]["op"], "aten::convolution_backward");
-  EXPECT_EQ(f[0].evidence["top_ops"][0]["dtypes"][0], "float");
+  // Ops are named at the outermost eligible op (issue 21): the backward node, then aten::conv2d,
+  // whose recorded inputs are float (autograd nodes record none).
+  EXPECT_EQ(f[0].evidence["top_ops"][0]["op"], "ConvolutionBackward0");
+  EXPECT_EQ(f[0].evidence["top_ops"][1]["op"], "aten::conv2d");
+  EXPECT_EQ(f[0].evidence["top_ops"][1]["dtypes"][0], "float");
   // Ampere: bf16 autocast and the TF32 switches.
   EXPECT_TRUE(contains(f[0].recommendation, "torch.autocast(\"cuda\", dtype=torch.bfloat16)"));
   EXPECT_TRUE(contains(f[0].recommendation, "torch.backends.cuda.matmul.allow_tf32 = True"));
@@ -78,7 +81,8 @@ TEST(AmpNotUsed, ResnetWorkers0Numbers) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].evidence["eligible_non_tc_kernel_ns"], 394772000);
   EXPECT_EQ(f[0].estimated_savings_ns, 197386000);
-  EXPECT_EQ(f[0].evidence["top_ops"][0]["op"], "aten::cudnn_convolution_backward_weight");
+  // The backward convolutions, input and weight gradients together, at their autograd node.
+  EXPECT_EQ(f[0].evidence["top_ops"][0]["op"], "CudnnConvolutionBackward");
 }
 
 TEST(AmpNotUsed, FiresOnSgemmShareOfParamLinear) {

@@ -84,25 +84,19 @@ TEST(GpuIdleGaps, LeavesDataLoaderGapsToDataloaderStall) {
   EXPECT_TRUE(findings_of(analyze_with(fixture_path("sample_train.json.gz").string(), kId), kId).empty());
 }
 
-TEST(GpuIdleGaps, FiresOnAlexnetHarnessPauses) {
-  // GPU busy 0.5% of a 12.9 s span: four gaps above 500 ms, the largest 10.0 s.
+TEST(GpuIdleGaps, SilentOnAlexnetStartupGaps) {
+  // The four gaps above 500 ms (largest 10.0 s) were read as harness pauses; they are first-call
+  // cuDNN and context initialisation inside the warm-up forward (realdata README, Corrections).
+  // After start-up (43.3 s) the measured forwards have no gap to report.
   REALDATA_OR_SKIP(path, "kineto/hta_alexnet_a100_inference.json.gz");
-  auto f = findings_of(analyze_with(path, kId), kId);
-  ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].evidence["gaps"], 4);
-  EXPECT_NEAR(f[0].evidence["largest_gaps"][0]["dur_ns"].get<double>(), 10.03e9, 0.01e9);
-  EXPECT_NEAR(f[0].evidence["idle_in_gaps_ns"].get<double>(), 12.73e9, 0.02e9);
-  EXPECT_FALSE(f[0].evidence.contains("relative_gap_ns"));  // no iterations: absolute threshold only
+  EXPECT_TRUE(findings_of(analyze_with(path, kId), kId).empty());
 }
 
-TEST(GpuIdleGaps, FiresOnLegacyAutogradTraceWarmup) {
+TEST(GpuIdleGaps, SilentOnLegacyAutogradTraceAfterWarmup) {
+  // Its 1.565 s gap (a blocking first cudaLaunchKernel: lazy module loading) lies in the warm-up
+  // iteration, which is start-up now (4.49 s); the stable steps' gaps are DataLoader fetches.
   REALDATA_OR_SKIP(path, "kineto/tb_resnet50_autograd_api_no_steps.pt.trace.json.gz");
-  auto f = findings_of(analyze_with(path, kId), kId);
-  ASSERT_EQ(f.size(), 1u);
-  EXPECT_NEAR(f[0].evidence["largest_gaps"][0]["dur_ns"].get<double>(), 1.565e9, 0.001e9);
-  EXPECT_EQ(f[0].evidence["largest_gaps"][0]["cause"],
-            "a kernel launch that blocked (module loading on first use, or a full launch queue)");
-  EXPECT_EQ(f[0].evidence["dataloader_gaps"], "2 gaps, 127 ms (reported by dataloader-stall)");
+  EXPECT_TRUE(findings_of(analyze_with(path, kId), kId).empty());
 }
 
 TEST(GpuIdleGaps, CopiesAreNotIdle) {

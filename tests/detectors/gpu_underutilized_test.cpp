@@ -81,15 +81,18 @@ TEST(GpuUnderutilized, BertSmallWaitsOnHostTime) {
   EXPECT_EQ(f[0].estimated_savings_ns, 4871288 / 2 - 307197);
 }
 
-TEST(GpuUnderutilized, StartupDominatedCaptureIsADiagnostic) {
-  // AlexNet benchmark: one 29.9 s cudaDeviceGetStreamPriorityRange (context creation) in a 43.4 s capture.
+TEST(GpuUnderutilized, StartupDominatedCaptureIsJudgedOnItsSteadyState) {
+  // AlexNet benchmark: a 29.9 s cudaDeviceGetStreamPriorityRange (context creation) and a 12.8 s
+  // warm-up forward fill 43.3 s of the 43.5 s capture. Reported before as a start-up diagnostic; now
+  // judged after the warm-up range: 5.28 ms of kernels in the last 155.4 ms (3.4%), checked with
+  // python3 over the raw events (kernel union after the end of the last `warmup` annotation).
   REALDATA_OR_SKIP(path, "kineto/hta_alexnet_a100_inference.json.gz");
   auto f = findings_of(analyze_with(path, kId), kId);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_TRUE(f[0].diagnostic);
-  EXPECT_EQ(f[0].estimated_savings_ns, 0);
-  EXPECT_EQ(f[0].evidence["waits_on"], "startup");
-  EXPECT_EQ(f[0].evidence["top_api"], "cudaDeviceGetStreamPriorityRange");
+  EXPECT_FALSE(f[0].diagnostic);
+  EXPECT_EQ(f[0].evidence["startup_cause"], "context_creation,warmup_range");
+  EXPECT_NEAR(f[0].evidence["kernel_utilization"].get<double>(), 0.0340, 0.0002);
+  EXPECT_NEAR(f[0].evidence["window_ns"].get<double>(), 155.42e6, 0.1e6);
 }
 
 TEST(GpuUnderutilized, SilentOnTinyCapture) {

@@ -1,4 +1,4 @@
--- user_version 2
+-- user_version 3
 -- table _api_call
 CREATE TABLE _api_call (
   id             INTEGER PRIMARY KEY,
@@ -45,7 +45,7 @@ CREATE TABLE _kernel (
   iteration            INTEGER,           -- derived: iteration.iteration of its launch, NULL outside any
   is_tensor_core       INTEGER,           -- derived: 1 uses Tensor Cores / matrix cores, 0 not
   category             TEXT               -- derived: gemm, conv, attention, elementwise, reduction, communication, memory, other
-);
+, tc_eligible_op_id INTEGER);
 
 -- table _memcpy
 CREATE TABLE _memcpy (
@@ -206,6 +206,28 @@ CREATE TABLE process (
   PRIMARY KEY (trace_id, pid)
 );
 
+-- table steady_state
+CREATE TABLE steady_state (
+  trace_id         INTEGER NOT NULL,
+  device_id        INTEGER NOT NULL,
+  window_start_ns  INTEGER NOT NULL, -- start of the analysed window (capture, or selected iterations)
+  start_ns         INTEGER NOT NULL, -- steady state begins: end of start-up; = window_start_ns when none was found
+  end_ns           INTEGER NOT NULL, -- end of the analysed window
+  startup_ns       INTEGER NOT NULL, -- start_ns - window_start_ns
+  startup_cause    TEXT,             -- comma-separated, in time order: 'context_creation', 'lazy_initialization', 'warmup_range', 'warmup_iteration'; NULL when none
+  startup_evidence TEXT,             -- the longest start-up call or range with its duration, e.g. 'cudaFree 981.0 ms'; NULL when none
+  kernel_tc_ns     INTEGER NOT NULL, -- Tensor Core kernels
+  kernel_other_ns  INTEGER NOT NULL, -- other compute kernels
+  communication_ns INTEGER NOT NULL, -- communication kernels not hidden by compute
+  memcpy_ns        INTEGER NOT NULL,
+  memset_ns        INTEGER NOT NULL,
+  runtime_ns       INTEGER NOT NULL, -- host in CUDA/HIP runtime or driver calls, no GPU work
+  dataloader_ns    INTEGER NOT NULL, -- host in DataLoader annotations, no GPU work
+  cpu_ns           INTEGER NOT NULL, -- host in other ops/annotations, no GPU work
+  idle_ns          INTEGER NOT NULL, -- nothing recorded on the GPU or the host
+  PRIMARY KEY (trace_id, device_id)
+);
+
 -- table stream
 CREATE TABLE stream (
   trace_id  INTEGER NOT NULL,
@@ -264,7 +286,7 @@ CREATE TABLE trace (
   event_count     INTEGER NOT NULL DEFAULT 0, -- events/rows read from the file, kept or not
   file_bytes      INTEGER,             -- size of the input file on disk
   iteration_source TEXT                -- derived: how iterations were found ('profiler_step', 'key_node', 'nvtx', 'auto_period', 'none')
-, iter_start INTEGER, iter_stop INTEGER);
+, iter_start INTEGER, iter_stop INTEGER, workload TEXT);
 
 -- view api_call
 CREATE VIEW api_call AS
@@ -282,7 +304,7 @@ CREATE VIEW kernel AS
          k.start_ns + k.dur_ns AS end_ns, s.value AS name, k.name_id, k.correlation_id, k.external_id,
          k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,
          k.registers_per_thread, k.shared_memory_bytes,
-         k.api_call_id, k.op_id, k.iteration, k.is_tensor_core, k.category
+         k.api_call_id, k.op_id, k.iteration, k.is_tensor_core, k.category, k.tc_eligible_op_id
   FROM _kernel k JOIN string s ON s.id = k.name_id;
 
 -- view memcpy

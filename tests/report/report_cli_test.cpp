@@ -185,15 +185,20 @@ TEST(ReportCli, OutputPathThatCannotBeAFolderIsRefused) {
   EXPECT_EQ(files_in(dir).size(), 1u);
 }
 
-// A store saved before schema version 2 (no trace.iter_start/iter_stop) is upgraded in memory,
-// never on disk, and reports as the profile does.
+// A store saved before schema version 2 (no trace.iter_start/iter_stop, and none of version 3's
+// steady_state table and trace.workload) is upgraded in memory, never on disk, and reports as the
+// profile does.
 TEST(ReportCli, StoreFromSchemaVersion1IsUpgradedInMemory) {
   auto dir = fresh_dir("v1store");
   auto db_path = dir / "v1.db";
   ASSERT_EQ(run_proflint("ingest " + fixture() + " --db " + shell_quote(db_path.string())).exit_code, 0);
   {
     SQLite::Database db(db_path.string(), SQLite::OPEN_READWRITE);
-    db.exec("ALTER TABLE trace DROP COLUMN iter_start; ALTER TABLE trace DROP COLUMN iter_stop; PRAGMA user_version=1");
+    // Undo schema 4 (kernel.tc_eligible_op_id; its migration recreates the kernel view, so the
+    // placeholder view only has to exist), schema 3 (steady state, workload) and schema 2.
+    db.exec("DROP VIEW kernel; ALTER TABLE _kernel DROP COLUMN tc_eligible_op_id; CREATE VIEW kernel AS SELECT id "
+            "FROM _kernel; ALTER TABLE trace DROP COLUMN iter_start; ALTER TABLE trace DROP COLUMN iter_stop; "
+            "DROP TABLE steady_state; ALTER TABLE trace DROP COLUMN workload; PRAGMA user_version=1");
   }
   auto a = dir / "a", b = dir / "b";
   auto rb = run_proflint("report " + shell_quote(db_path.string()) + " --reports summary,detail --output-path " +

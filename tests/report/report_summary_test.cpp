@@ -29,11 +29,20 @@ TEST(ReportSummary, DdpRanksCountEachGpuOfTheNodeOnce) {
   EXPECT_NEAR(num_cell(summary_value(s, "Summary", "GPU Utilization %")), expected, 1e-9);
 }
 
-// One trace listing GPUs it did not use keeps them (DLProf: "including unused GPUs").
-TEST(ReportSummary, SingleTraceKeepsUnusedListedGpus) {
+// One trace listing a GPU it did not use (the other rank's): utilization and the shares are GPU 0's
+// alone, the idle GPU is named apart (issue 21: averaging it in halved the utilization).
+TEST(ReportSummary, SingleTraceAveragesOnlyTheGpusThatRanWork) {
   Built b = load_for_reports(fixture_path("ddp2_rank0.json.gz").string());
   auto s = report_of(b, "summary");
   EXPECT_EQ(int_cell(summary_value(s, "System Config", "GPU Count")), 2);
+  EXPECT_EQ(int_cell(summary_value(s, "System Config", "GPUs Used")), 1);
+  EXPECT_EQ(text_cell(summary_value(s, "System Config", "Unused Visible GPUs")).rfind("GPU 1", 0), 0u);
+  std::string where = "FROM breakdown WHERE iteration = -1 AND device_id = 0";
+  double busy = static_cast<double>(
+      sql_int(b.store, "SELECT SUM(time_ns) " + where + " AND category IN ('kernel_tc', 'kernel_other', 'communication')"));
+  double window = static_cast<double>(sql_int(b.store, "SELECT SUM(time_ns) " + where));
+  ASSERT_GT(window, 0);
+  EXPECT_NEAR(num_cell(summary_value(s, "Summary", "GPU Utilization %")), 100.0 * busy / window, 1e-9);
   EXPECT_NEAR(num_cell(summary_value(s, "Summary", "Other Duration %")) +
                   num_cell(summary_value(s, "Summary", "GPU Utilization %")) +
                   num_cell(summary_value(s, "Summary", "Memory Duration %")) +

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "engine/analysis/summary.hpp"
+
 namespace proflint::dlprof {
 
 namespace {
@@ -172,14 +174,12 @@ Model load_model(Store& store) {
       }
       // ProfilerStep#5/... and ProfilerStep#6/... are the same node in two iterations: drop the
       // iteration marker so an op keeps one name across iterations (DLProf's key-node model).
+      // (op_node_name: the summary groups eligible ops into the same nodes.)
       if (o.iteration) {
         auto names = iteration_names.find(o.trace_id);
         if (names != iteration_names.end()) {
           auto n = names->second.find(*o.iteration);
-          if (n != names->second.end() && !n->second.empty()) {
-            std::string prefix = "/" + n->second + "/";
-            if (o.name.rfind(prefix, 0) == 0) o.name = o.name.substr(prefix.size() - 1);
-          }
+          if (n != names->second.end()) o.name = op_node_name(o.name, n->second);
         }
       }
       o.key = o.name + '\x1f' + o.direction + '\x1f' + o.op_type;

@@ -383,7 +383,7 @@ Report build_group_node(const ReportInput& in, const std::string& domain) {
   struct Agg {
     std::string name;
     int64_t leaf_calls = 0;
-    std::set<std::string> eligible_leaves, tc_leaves;
+    std::set<std::string> eligible_ops, tc_ops;  // distinct op nodes (see below)
     std::map<std::pair<int64_t, int64_t>, Bucket> per_iteration;  // (trace, iteration or -1)
   };
   std::vector<Agg> rows;
@@ -400,18 +400,30 @@ Report build_group_node(const ReportInput& in, const std::string& domain) {
     b.gpu.insert(b.gpu.end(), o.kernel_spans.begin(), o.kernel_spans.end());
     b.api.insert(b.api.end(), o.api_spans.begin(), o.api_spans.end());
   }
+  // Leaves give the call count. Eligibility follows the counted-once rule of the summary and tensor
+  // reports: the eligible ops under a group node are its outermost eligible ops (not also the
+  // convolution/_convolution/cudnn_convolution nodes inside each), and one of them uses Tensor
+  // Cores when a Tensor Core kernel runs anywhere under it; an op outside any eligible op uses
+  // them when a kernel of its own does.
   for (const auto& o : m.ops) {
-    if (!counted(o, domain) || o.has_children) continue;
-    std::set<size_t> seen;  // a leaf counts once per group node even when the name repeats up the chain
+    if (!counted(o, domain)) continue;
+    bool leaf = !o.has_children;
+    bool eligible = o.tc_eligible;
+    bool absorbed = false;
+    for (int p = o.parent; p >= 0 && !absorbed; p = m.ops[static_cast<size_t>(p)].parent)
+      absorbed = m.ops[static_cast<size_t>(p)].tc_eligible;
+    bool uses_tc = !absorbed && (eligible ? o.tc_ns > 0 : o.own_tc);
+    if (!leaf && !eligible && !uses_tc) continue;
+    std::set<size_t> seen;  // an op counts once per group node even when the name repeats up the chain
     for (int p = o.parent; p >= 0; p = m.ops[static_cast<size_t>(p)].parent) {
       const auto& g = m.ops[static_cast<size_t>(p)];
       if (!counted(g, domain)) continue;
       size_t k = index.at(g.name);
       if (!seen.insert(k).second) continue;
       auto& a = rows[k];
-      a.leaf_calls += 1;
-      if (o.tc_eligible) a.eligible_leaves.insert(o.key);
-      if (o.tc_ns > 0) a.tc_leaves.insert(o.key);
+      if (leaf) a.leaf_calls += 1;
+      if (eligible) a.eligible_ops.insert(o.key);
+      if (uses_tc) a.tc_ops.insert(o.key);
     }
   }
   struct Out {
@@ -433,8 +445,8 @@ Report build_group_node(const ReportInput& in, const std::string& domain) {
   }
   sort_rows(outs, [](const Out& o) { return std::make_tuple(-o.gpu.total, -o.cpu.total, o.agg->name); });
   for (const auto& o : outs) {
-    std::vector<Cell> row{o.agg->name, o.agg->leaf_calls, static_cast<int64_t>(o.agg->eligible_leaves.size()),
-                          static_cast<int64_t>(o.agg->tc_leaves.size())};
+    std::vector<Cell> row{o.agg->name, o.agg->leaf_calls, static_cast<int64_t>(o.agg->eligible_ops.size()),
+                          static_cast<int64_t>(o.agg->tc_ops.size())};
     o.cpu.put(row);
     o.gpu.put(row);
     o.overhead.put(row);
@@ -485,12 +497,19 @@ Report build_summary(const ReportInput& in, const std::string& domain) {
   }
   size_t gpu_count_row = sys.rows.size();
   sys.rows.push_back({std::string("GPU Count"), gpu_count});
+  size_t gpus_used_row = sys.rows.size();
+  sys.rows.push_back({std::string("GPUs Used"), int64_t{0}});
+  size_t unused_row = sys.rows.size();
+  sys.rows.push_back({std::string("Unused Visible GPUs"), Cell{}});
   sys.rows.push_back({std::string("GPU Name(s)"), text_cell(join(gpu_names))});
   sys.rows.push_back({std::string("Framework"), text_cell(join(frameworks))});
   sys.rows.push_back({std::string("Profile Format"), text_cell(join(formats))});
   sys.rows.push_back({std::string("proflint Version"), std::string(PROFLINT_VERSION)});
 
-  // Breakdown over every visible GPU (used or not), averaged; wall clock = longest trace window.
+  // Breakdown averaged over the GPUs that ran work (kernels, copies or memsets): a GPU the process
+  // only saw (the other GPUs of the host, listed by the profiler) would count as 100% idle and
+  // divide the utilization by the number of GPUs on the machine. Those are listed separately.
+  // Wall clock = longest trace window.
   std::map<std::pair<int64_t, int64_t>, std::map<std::string, int64_t>> per_device;
   {
     SQLite::Statement q(db, "SELECT trace_id, device_id, category, time_ns FROM breakdown WHERE iteration = -1");
@@ -498,35 +517,45 @@ Report build_summary(const ReportInput& in, const std::string& domain) {
       per_device[{q.getColumn(0).getInt64(), q.getColumn(1).getInt64()}][q.getColumn(2).getString()] =
           q.getColumn(3).getInt64();
   }
+  // device.has_activity (derived: a kernel, memcpy or memset ran on it) decides "used".
+  std::map<std::pair<int64_t, int64_t>, std::string> device_names;
+  std::set<std::pair<int64_t, int64_t>> active;
   {
-    SQLite::Statement q(db, "SELECT trace_id, device_id FROM device");
-    while (q.executeStep()) per_device.try_emplace({q.getColumn(0).getInt64(), q.getColumn(1).getInt64()});
+    SQLite::Statement q(db, "SELECT trace_id, device_id, COALESCE(name, ''), COALESCE(has_activity, 0) FROM device");
+    while (q.executeStep()) {
+      std::pair<int64_t, int64_t> k{q.getColumn(0).getInt64(), q.getColumn(1).getInt64()};
+      device_names[k] = q.getColumn(2).getString();
+      if (q.getColumn(3).getInt() == 1) active.insert(k);
+    }
   }
-  // A trace with GPUs keeps only its GPU rows; a CPU-only trace keeps its device -1 row.
-  std::set<int64_t> traces_with_gpu;
-  for (const auto& [k, v] : per_device)
-    if (k.second >= 0) traces_with_gpu.insert(k.first);
   // Several traces of one job (one per rank) each list the node's GPUs: a listed GPU that ran
-  // nothing counts only when no trace ran work on a GPU with that id on that host (host unknown =
+  // nothing is unused only when no trace ran work on a GPU with that id on that host (host unknown =
   // the same host), so the ranks of a 2-GPU DDP job give 2 GPUs, not 4.
   std::map<int64_t, std::string> host_of;
   {
     SQLite::Statement q(db, "SELECT trace_id, COALESCE(host_name, '') FROM trace");
     while (q.executeStep()) host_of[q.getColumn(0).getInt64()] = q.getColumn(1).getString();
   }
-  std::set<std::pair<std::string, int64_t>> used;
-  for (const auto& [k, cats] : per_device)
-    if (!cats.empty() && k.second >= 0) used.insert({host_of[k.first], k.second});
-  for (auto it = per_device.begin(); it != per_device.end();) {
-    bool idle_duplicate =
-        it->second.empty() && m.traces.size() > 1 && used.count({host_of[it->first.first], it->first.second});
-    it = idle_duplicate ? per_device.erase(it) : std::next(it);
+  std::set<std::pair<std::string, int64_t>> used_on_host;
+  for (const auto& k : active) used_on_host.insert({host_of[k.first], k.second});
+  std::set<std::pair<std::string, int64_t>> unused_on_host;
+  std::vector<std::string> unused_names;
+  for (const auto& [k, name] : device_names) {
+    if (k.second < 0 || active.count(k)) continue;
+    std::pair<std::string, int64_t> hk{host_of[k.first], k.second};
+    if (used_on_host.count(hk) || !unused_on_host.insert(hk).second) continue;
+    unused_names.push_back("GPU " + std::to_string(k.second) + (name.empty() ? "" : " (" + name + ")") +
+                           (hk.first.empty() || host_of.size() < 2 ? "" : " on " + hk.first));
   }
+  std::set<int64_t> traces_with_gpu;
+  for (const auto& k : active)
+    if (k.second >= 0) traces_with_gpu.insert(k.first);
   int64_t wall = 0;
   double tc = 0, nontc = 0, mem = 0, cpu = 0, other = 0, util = 0;
   int64_t n_devices = 0;
   for (const auto& [k, cats] : per_device) {
-    if (k.second < 0 && traces_with_gpu.count(k.first)) continue;
+    // A GPU trace averages its used GPUs; a trace without GPU work contributes its host-only row.
+    if (k.second < 0 ? traces_with_gpu.count(k.first) > 0 : active.count(k) == 0) continue;
     int64_t window = 0;
     for (const auto& [c, ns] : cats) window += ns;
     wall = std::max(wall, window);
@@ -547,9 +576,16 @@ Report build_summary(const ReportInput& in, const std::string& domain) {
     other += pct(get("idle"), window);
     util += pct(get("kernel_tc") + get("kernel_other") + get("communication"), window);
   }
-  int64_t visible_gpus = 0;
-  for (const auto& [k, cats] : per_device) visible_gpus += k.second >= 0 ? 1 : 0;
-  sys.rows[gpu_count_row][1] = visible_gpus;
+  std::set<std::pair<std::string, int64_t>> gpus_used;
+  for (const auto& k : active)
+    if (k.second >= 0) gpus_used.insert({host_of[k.first], k.second});
+  sys.rows[gpu_count_row][1] = static_cast<int64_t>(gpus_used.size() + unused_on_host.size());
+  sys.rows[gpus_used_row][1] = static_cast<int64_t>(gpus_used.size());
+  {
+    std::string list;
+    for (const auto& n : unused_names) list += (list.empty() ? "" : "; ") + n;
+    sys.rows[unused_row][1] = text_cell(list);
+  }
   auto avg = [&](double v) { return n_devices ? v / static_cast<double>(n_devices) : 0.0; };
   // Tensor Core kernel utilization: TC kernel time over the kernel time of TC-eligible nodes.
   int64_t eligible_ns = 0, eligible_tc_ns = 0;
@@ -608,27 +644,41 @@ Report build_summary(const ReportInput& in, const std::string& domain) {
   its.rows.push_back({std::string("Iteration Time Standard Deviation (ns)"), static_cast<int64_t>(std::llround(sd))});
   its.rows.push_back({std::string("Iteration Source"), source});
 
-  // All ops: each node once, classified by its sub-tree (uses TC / eligible, not using / other);
-  // GPU and CPU time are the node's own (kernels attributed to it, host time outside its child
-  // ops), so the three classes add up to the first row without counting nested work twice.
+  // All ops, each node once. An eligible op is counted once, at the outermost eligible op of its
+  // sub-tree (op.tc_eligible is set there only): it carries the sub-tree's GPU and CPU time and is
+  // "using TC" when a Tensor Core kernel runs anywhere under it; the ops nested inside it are part
+  // of it and not counted again. Every other op carries its own time (kernels attributed to it,
+  // host time outside its child ops) and uses TC when one of its own kernels does. So the three
+  // classes add up to the first row without counting nested work twice.
   struct Class {
     int64_t gpu = 0, cpu = 0;
     std::set<std::string> nodes;
   };
+  auto inside_eligible = [&](const OpInstance& o) {
+    for (int p = o.parent; p >= 0; p = m.ops[static_cast<size_t>(p)].parent)
+      if (m.ops[static_cast<size_t>(p)].tc_eligible) return true;
+    return false;
+  };
   std::map<std::string, bool> node_tc, node_eligible;
-  for (const auto& o : m.ops) {
+  std::vector<char> absorbed(m.ops.size(), 0);
+  for (size_t i = 0; i < m.ops.size(); ++i) {
+    const auto& o = m.ops[i];
     if (!counted(o, domain)) continue;
-    node_tc[o.key] = node_tc[o.key] || o.tc_ns > 0;
+    absorbed[i] = inside_eligible(o) ? 1 : 0;
+    if (absorbed[i]) continue;
+    node_tc[o.key] = node_tc[o.key] || (o.tc_eligible ? o.tc_ns > 0 : o.own_tc);
     node_eligible[o.key] = node_eligible[o.key] || o.tc_eligible;
   }
   Class all, using_tc, eligible_not, rest;
-  for (const auto& o : m.ops) {
-    if (!counted(o, domain)) continue;
+  for (size_t i = 0; i < m.ops.size(); ++i) {
+    const auto& o = m.ops[i];
+    if (!counted(o, domain) || absorbed[i]) continue;
     Class& c = node_tc[o.key] ? using_tc : node_eligible[o.key] ? eligible_not : rest;
-    int64_t self_cpu = std::max<int64_t>(0, o.dur_ns - o.child_dur_ns);
+    int64_t gpu = o.tc_eligible ? o.gpu_ns : o.self_gpu_ns;
+    int64_t cpu_ns = o.tc_eligible ? o.dur_ns : std::max<int64_t>(0, o.dur_ns - o.child_dur_ns);
     for (Class* x : {&all, &c}) {
-      x->gpu += o.self_gpu_ns;
-      x->cpu += self_cpu;
+      x->gpu += gpu;
+      x->cpu += cpu_ns;
       x->nodes.insert(o.key);
     }
   }

@@ -52,7 +52,8 @@ local function arch_from_kernel_name(name)
   return arch
 end
 
-local ELIGIBLE = "o.tc_eligible = 1 AND k.is_tensor_core = 0 AND k.category IN ('gemm', 'conv', 'attention')"
+-- k.tc_eligible_op_id: the eligible op the kernel belongs to (the outermost eligible op above it).
+local ELIGIBLE = "k.is_tensor_core = 0 AND k.category IN ('gemm', 'conv', 'attention')"
 
 return {
   id = "amp-not-used-lua",
@@ -118,7 +119,7 @@ return {
         -- Top ops, with the dtypes recorded for them.
         local ops, by_name = {}, {}
         for row in ctx:rows("SELECT o.name AS name, o.input_types AS types, sum(k.dur_ns) AS ns, count(*) AS n " ..
-                            "FROM kernel k JOIN op o ON o.id = k.op_id WHERE k.trace_id = ? AND k.device_id IS ? AND " ..
+                            "FROM kernel k JOIN op o ON o.id = k.tc_eligible_op_id WHERE k.trace_id = ? AND k.device_id IS ? AND " ..
                             ELIGIBLE .. " GROUP BY o.name, o.input_types", ctx.trace_id, dev.device_id) do
           local a = by_name[row.name]
           if not a then
@@ -153,14 +154,14 @@ return {
         only_float = only_float and n_dtypes == 1
 
         local kernels = ctx:query("SELECT k.name AS name, sum(k.dur_ns) AS ns, count(*) AS n FROM kernel k " ..
-                                  "JOIN op o ON o.id = k.op_id WHERE k.trace_id = ? AND k.device_id IS ? AND " ..
+                                  "JOIN op o ON o.id = k.tc_eligible_op_id WHERE k.trace_id = ? AND k.device_id IS ? AND " ..
                                   ELIGIBLE .. " GROUP BY k.name_id ORDER BY 2 DESC, 1 LIMIT ?",
                                   ctx.trace_id, dev.device_id, top)
         local agg = ctx:query("SELECT count(*) AS n, min(k.iteration) AS first, max(k.iteration) AS last " ..
-                              "FROM _kernel k JOIN _op o ON o.id = k.op_id WHERE k.trace_id = ? AND k.device_id IS ? " ..
+                              "FROM _kernel k JOIN _op o ON o.id = k.tc_eligible_op_id WHERE k.trace_id = ? AND k.device_id IS ? " ..
                               "AND " .. ELIGIBLE, ctx.trace_id, dev.device_id)[1]
         local examples = {}
-        for row in ctx:rows("SELECT k.id AS id FROM _kernel k JOIN _op o ON o.id = k.op_id WHERE k.trace_id = ? " ..
+        for row in ctx:rows("SELECT k.id AS id FROM _kernel k JOIN _op o ON o.id = k.tc_eligible_op_id WHERE k.trace_id = ? " ..
                             "AND k.device_id IS ? AND " .. ELIGIBLE .. " ORDER BY k.dur_ns DESC, k.id LIMIT 3",
                             ctx.trace_id, dev.device_id) do
           examples[#examples + 1] = row.id

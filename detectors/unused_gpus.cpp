@@ -1,0 +1,108 @@
+// detectors/unused_gpus.cpp — unused-gpus
+// Info: the trace lists GPUs (the host's visible devices) on which the profiled job ran nothing.
+// They are left out of utilization; this names them, as DLProf's underutilization check does.
+// Docs: docs/detectors/unused-gpus.md
+#include <fmt/format.h>
+
+#include <set>
+
+#include "engine/analysis/detector.hpp"
+
+namespace proflint {
+
+namespace {
+
+std::string host_of(const Facts& facts, int64_t trace_id) {
+  SQLite::Statement q(facts.db(), "SELECT COALESCE(host_name, '') FROM trace WHERE trace_id = ?");
+  q.bind(1, trace_id);
+  return q.executeStep() ? q.getColumn(0).getString() : "";
+}
+
+class UnusedGpus final : public Detector {
+ public:
+  explicit UnusedGpus(const OptionValues&) {}
+  std::string_view id() const override { return "unused-gpus"; }
+  std::string_view title() const override { return "Visible GPUs that the profiled job did not use"; }
+  std::vector<std::string> needs() const override { return {"gpu_activity"}; }
+
+  void run(const Facts& facts, int64_t trace_id, FindingSink& sink) const override {
+    const TraceSummary* s = facts.summary(trace_id);
+    if (!s || s->idle_devices.empty() || s->devices.empty()) return;
+    // A rank of a distributed job lists the node's GPUs; the other ranks use them. Judge only
+    // when every rank is loaded (then the loaded traces say which GPUs ran work) or the job is
+    // one process (world size 1, or no distributed information at all).
+    const auto& all = facts.summaries();
+    bool distributed = (s->world_size && *s->world_size > 1) || (s->rank && !s->world_size);
+    if (distributed && (!s->world_size || static_cast<int64_t>(all.size()) < *s->world_size)) return;
+    // Work on a GPU the trace does not describe (ROCm/HIP numbering its devices differently from the
+    // profiler's device list): the listed ids cannot be matched to the used ones.
+    {
+      SQLite::Statement q(facts.db(),
+                          "SELECT count(*) FROM device WHERE trace_id = ? AND has_activity = 1 AND name IS NULL AND "
+                          "compute_major IS NULL AND sm_count IS NULL AND memory_bytes IS NULL");
+      q.bind(1, trace_id);
+      if (q.executeStep() && q.getColumn(0).getInt64() > 0) return;
+    }
+    // Several loaded traces of one host: a GPU another of them used is not unused.
+    std::string host = host_of(facts, trace_id);
+    std::set<int64_t> used_elsewhere;
+    for (const auto& other : all) {
+      if (other.trace_id == trace_id || host_of(facts, other.trace_id) != host) continue;
+      for (const auto& d : other.devices) used_elsewhere.insert(d.device_id);
+    }
+    std::vector<const DeviceSummary*> idle;
+    for (const auto& d : s->idle_devices)
+      if (!used_elsewhere.count(d.device_id)) idle.push_back(&d);
+    if (idle.empty()) return;
+    // Report once per host: the trace with the smallest id among those listing the GPU does.
+    for (const auto& other : all) {
+      if (other.trace_id >= trace_id || host_of(facts, other.trace_id) != host) continue;
+      for (const auto& d : other.idle_devices)
+        for (const auto* mine : idle)
+          if (mine->device_id == d.device_id) return;
+    }
+
+    auto describe = [](const DeviceSummary& d) {
+      return fmt::format("GPU {}{}", d.device_id, d.name.empty() ? "" : " (" + d.name + ")");
+    };
+    std::string used_list, idle_list;
+    for (const auto& d : s->devices) used_list += (used_list.empty() ? "" : ", ") + describe(d);
+    for (const auto* d : idle) idle_list += (idle_list.empty() ? "" : ", ") + describe(*d);
+    size_t visible = s->devices.size() + idle.size();
+
+    Finding f;
+    f.id = std::string(id());
+    f.title = std::string(title());
+    f.severity = Severity::info;
+    f.confidence = distributed ? 0.9 : 0.7;
+    f.scope.trace_id = trace_id;
+    f.problem = fmt::format(
+        "{} of the {} GPUs this trace lists ran no kernel, copy or memset: {}. The job used {} only. "
+        "Utilization and the time breakdown cover the GPU(s) that ran work; the unused ones are not averaged in.",
+        idle.size(), visible, idle_list, used_list);
+    f.recommendation = fmt::format(
+        "If this machine's other GPUs are meant for this job, spread the work over them: one process per GPU "
+        "with torch.distributed (torchrun --nproc_per_node={} …, DistributedDataParallel) for training, or several "
+        "independent workers for inference. If they belong to other jobs, nothing to change; restricting the "
+        "process with CUDA_VISIBLE_DEVICES keeps profiles and tools from listing them.",
+        visible);
+    nlohmann::ordered_json ids = nlohmann::ordered_json::array(), names = nlohmann::ordered_json::array();
+    for (const auto* d : idle) {
+      ids.push_back(d->device_id);
+      names.push_back(d->name);
+    }
+    f.evidence["unused_device_ids"] = ids;
+    f.evidence["unused_device_names"] = names;
+    f.evidence["used_devices"] = static_cast<int64_t>(s->devices.size());
+    f.evidence["visible_devices"] = static_cast<int64_t>(visible);
+    sink.report(std::move(f));
+  }
+};
+
+}  // namespace
+
+DetectorInfo unused_gpus_info() {
+  return {"unused-gpus", {}, [](const OptionValues& o) { return std::make_unique<UnusedGpus>(o); }};
+}
+
+}  // namespace proflint

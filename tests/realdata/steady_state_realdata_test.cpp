@@ -1,0 +1,134 @@
+// tests/realdata/steady_state_realdata_test.cpp — start-up versus steady state, workload kind and
+// the verdicts that depend on them, on ../shared/realdata (skipped with a message when absent) and
+// on the generated fixtures (scripts/gen_profile.py --scenario ...).
+//
+// Hand checks (python3 over the raw events, json/gzip and sqlite3; the script unions kernel
+// intervals from the steady start to the end of the last event):
+//   param_linear_fp32: two cudaFree (266 + 715 ms) before the first GPU work at +995.1 ms; kernels
+//     busy 36.6% of the remaining 1,008.6 ms (the expert's "36% in steady state").
+//   nsys2020_cudf: the first runtime call, a 2,157.6 ms cudaMemsetAsync at 1,203.8 ms, creates the
+//     context; the first kernel starts at 3,379.8 ms.
+//   nsys2020_workflow: the first call, a 376.9 ms cudaMalloc at 579.1 ms, creates the context; the
+//     first kernel starts at 1,050.0 ms. After it: 207 cudaMalloc (30.2 ms) and 211 cudaFree (63.4 ms).
+//   fixtures/startup_dominated: kernels 320 ms of the 399.0 ms after the first kernel (80.2%),
+//     45.7% of the 700.9 ms window.
+//   fixtures/hpc_alloc_churn: start-up lasts from the 250 ms context-creating cudaFree to the first
+//     GPU work (the first iteration's copy, after its 20 cudaMalloc); after it 180 cudaMalloc x 150 us
+//     + 200 cudaFree x 200 us = 67.0 ms, none overlapping a kernel or copy.
+#include <SQLiteCpp/Statement.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "engine/analysis/summary.hpp"
+#include "engine/import/load.hpp"
+#include "tests/support/analysis.hpp"
+#include "tests/support/realdata.hpp"
+
+namespace proflint {
+namespace {
+
+using testing::analyze_with;
+using testing::findings_of;
+using testing::fixture_path;
+
+TraceSummary summary_of(const std::string& path) {
+  Store store = load_inputs({path}, LoadOptions{});
+  auto all = summarize(store);
+  EXPECT_EQ(all.size(), 1u);
+  return all.at(0);
+}
+
+TEST(SteadyState, ParamLinearStartupIsTheTwoCudaFreesBeforeTheFirstKernel) {
+  REALDATA_OR_SKIP(path, "kineto/param_linear_fp32.json.gz");
+  auto s = summary_of(path);
+  ASSERT_EQ(s.devices.size(), 1u);
+  const auto& d = s.devices[0];
+  EXPECT_EQ(d.startup_cause, "context_creation");
+  EXPECT_EQ(d.startup_evidence, "cudaFree 714.7 ms");
+  EXPECT_NEAR(static_cast<double>(d.steady_window_ns), 1008.578e6, 0.5e6);
+  EXPECT_NEAR(d.steady_gpu_utilization, 0.3662, 0.002);
+  EXPECT_LT(d.gpu_utilization, 0.19);  // 18.4% over the whole window
+  EXPECT_EQ(s.workload.value_or(""), "training");
+}
+
+TEST(SteadyState, CudfContextCreationIsAFirstMemset) {
+  REALDATA_OR_SKIP(path, "nsys/nsys2020_cudf.sqlite");
+  auto s = summary_of(path);
+  ASSERT_FALSE(s.devices.empty());
+  EXPECT_EQ(s.devices[0].startup_cause.rfind("context_creation", 0), 0u) << s.devices[0].startup_cause;
+  EXPECT_EQ(s.devices[0].startup_evidence, "cudaMemsetAsync 2157.6 ms");
+  EXPECT_GE(s.startup_ns, 2'157'000'000);
+  EXPECT_EQ(s.workload.value_or(""), "non_framework");
+}
+
+TEST(SteadyState, StartupDominatedFixtureIsBusyInSteadyState) {
+  auto s = summary_of(fixture_path("startup_dominated.json.gz").string());
+  ASSERT_EQ(s.devices.size(), 1u);
+  EXPECT_EQ(s.devices[0].startup_cause, "context_creation");
+  EXPECT_NEAR(s.devices[0].steady_gpu_utilization, 0.8020, 0.001);
+  EXPECT_NEAR(s.devices[0].gpu_utilization, 0.4566, 0.002);
+  EXPECT_EQ(s.workload.value_or(""), "training");
+  // Judged on the steady state, the busy GPU is not reported (it was, at 45.7%, before).
+  EXPECT_TRUE(findings_of(analyze_with(fixture_path("startup_dominated.json.gz").string(), "gpu-underutilized"),
+                          "gpu-underutilized")
+                  .empty());
+}
+
+TEST(SteadyState, InferencePreprocessingIsNamedFromPythonFrames) {
+  const std::string path = fixture_path("inference_preprocess_with_stack.json.gz").string();
+  EXPECT_EQ(summary_of(path).workload.value_or(""), "inference");
+  auto f = findings_of(analyze_with(path, "gpu-underutilized"), "gpu-underutilized");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].evidence["waits_on"], "preprocessing");
+  // 8 steps x 27 ms of `preprocess` frames, all of it with the GPU idle.
+  EXPECT_EQ(f[0].evidence["host_while_idle"][0]["name"], "infer.py(18): preprocess");
+  EXPECT_EQ(f[0].evidence["host_while_idle"][0]["gpu_idle_ns"], 8 * 27'000'000);
+  EXPECT_NE(f[0].recommendation.find("num_workers"), std::string::npos);
+  EXPECT_EQ(f[0].recommendation.find("CUDA graphs"), std::string::npos);
+  EXPECT_EQ(f[0].recommendation.find("training"), std::string::npos);
+  EXPECT_EQ(f[0].problem.find("Nothing on the host"), std::string::npos);
+}
+
+TEST(SteadyState, PlainCudaProgramGetsCudaAdviceAndAllocationChurn) {
+  const std::string path = fixture_path("hpc_alloc_churn.json.gz").string();
+  auto s = summary_of(path);
+  EXPECT_EQ(s.workload.value_or(""), "non_framework");
+  auto churn = findings_of(analyze_with(path, "allocation-churn"), "allocation-churn");
+  ASSERT_EQ(churn.size(), 1u);
+  EXPECT_EQ(churn[0].evidence["calls"], 380);  // start-up's calls (context creation, first buffers) are not counted
+  EXPECT_EQ(churn[0].evidence["gpu_idle_during_ns"], 67'000'000);
+  EXPECT_EQ(churn[0].estimated_savings_ns, 60'300'000);  // x 0.9
+  EXPECT_NE(churn[0].recommendation.find("cudaMallocAsync"), std::string::npos);
+  EXPECT_EQ(churn[0].recommendation.find("torch"), std::string::npos);
+  auto under = findings_of(analyze_with(path, "gpu-underutilized"), "gpu-underutilized");
+  ASSERT_EQ(under.size(), 1u);
+  EXPECT_EQ(under[0].recommendation.find("torch"), std::string::npos) << under[0].recommendation;
+}
+
+TEST(SteadyState, WorkflowAllocationChurnInTheDataGenerationLoop) {
+  REALDATA_OR_SKIP(path, "nsys/nsys2020_workflow.sqlite");
+  auto f = findings_of(analyze_with(path, "allocation-churn"), "allocation-churn");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].evidence["calls"], 207 + 211);
+  EXPECT_EQ(f[0].evidence["enclosing_range"], "data generation");
+}
+
+TEST(SteadyState, SharesAboveOneAreNotPrintedAsPercentages) {
+  // hta_sampled_rank-1 printed "154.3% of the GEMM time": a ratio above 1 is now said as a multiple.
+  REALDATA_OR_SKIP(path, "kineto/hta_sampled_rank-1.json.gz");
+  Store store = load_inputs({path}, LoadOptions{});
+  AnalysisOptions ao;
+  auto r = run_analysis(store, ao);
+  for (const auto& f : r.findings) {
+    for (size_t p = f.problem.find('%'); p != std::string::npos; p = f.problem.find('%', p + 1)) {
+      size_t b = p;
+      while (b > 0 && (std::isdigit(static_cast<unsigned char>(f.problem[b - 1])) || f.problem[b - 1] == '.')) --b;
+      if (b == p) continue;
+      EXPECT_LE(std::stod(f.problem.substr(b, p - b)), 100.0) << f.id << ": " << f.problem;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace proflint
