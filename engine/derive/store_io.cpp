@@ -473,6 +473,16 @@ void write_trace(Store& store, TraceData& t, const std::vector<BreakdownRow>& br
     Sql up(store, "UPDATE trace SET iteration_source = ? WHERE trace_id = ?");
     up.bind(1, std::string_view(t.iteration_source)).bind(2, t.trace_id).run();
   }
+  {  // re-derivation with another --key-node replaces the note
+    Sql del(store, "DELETE FROM import_issue WHERE trace_id = ? AND kind = 'key_node_not_found'");
+    del.bind(1, t.trace_id).run();
+    if (!t.key_node_problem.empty()) {
+      Sql ins(store,
+              "INSERT INTO import_issue(trace_id, kind, count, example, location) "
+              "VALUES (?, 'key_node_not_found', 1, ?, '--key-node')");
+      ins.bind(1, t.trace_id).bind(2, std::string_view(t.key_node_problem)).run();
+    }
+  }
 }
 
 }  // namespace proflint
