@@ -19,6 +19,8 @@
 #include "engine/analysis/restrict.hpp"
 #include "engine/analysis/runner.hpp"
 #include "engine/common/suggest.hpp"
+#include "engine/derive/derive.hpp"
+#include "engine/report/dlprof/model.hpp"
 #include "engine/report/findings_report.hpp"
 #include "engine/report/output.hpp"
 #include "engine/report/summary_report.hpp"
@@ -40,6 +42,49 @@ LoadOptions load_options(const CommonOptions& o) {
   l.derive.extra_tensor_core_patterns = config.tensor_core_patterns;
   l.rederive = l.derive.key_node || o.iter_start || o.iter_stop || !config.tensor_core_patterns.empty();
   return l;
+}
+
+namespace {
+
+// Op IDs of the detail report are 12 hexadecimal digits (dlprof::Model's op_id).
+bool looks_like_op_id(const std::string& s) {
+  return s.size() == 12 && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+}
+
+// Traces where --key-node marked no iteration, with derivation's note ("key node 'X' not found; …").
+std::vector<std::pair<std::string, std::string>> key_node_misses(Store& store) {
+  std::vector<std::pair<std::string, std::string>> out;
+  SQLite::Statement q(store.db(),
+                      "SELECT t.path, COALESCE(i.example, '') FROM import_issue i JOIN trace t USING (trace_id) "
+                      "WHERE i.kind = 'key_node_not_found' ORDER BY t.trace_id");
+  while (q.executeStep()) out.emplace_back(q.getColumn(0).getString(), q.getColumn(1).getString());
+  return out;
+}
+
+}  // namespace
+
+Store load_store(const std::vector<std::string>& inputs, const CommonOptions& o) {
+  LoadOptions l = load_options(o);
+  Store store = load_inputs(inputs, l);
+  if (!l.derive.key_node) return store;
+  auto misses = key_node_misses(store);
+  if (!misses.empty() && looks_like_op_id(*l.derive.key_node)) {
+    // An Op ID copied from `report --reports detail` stands for the name of its op.
+    std::string id = *l.derive.key_node;
+    std::transform(id.begin(), id.end(), id.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    auto model = dlprof::load_model(store);
+    for (const auto& op : model.ops) {
+      if (op.op_id != id) continue;
+      size_t slash = op.name.rfind('/');
+      l.derive.key_node = slash == std::string::npos ? op.name : op.name.substr(slash + 1);
+      std::cerr << "proflint: --key-node " << id << " is the Op ID of '" << *l.derive.key_node << "'\n";
+      derive_all(store, l.derive, /*force=*/true);
+      misses = key_node_misses(store);
+      break;
+    }
+  }
+  for (const auto& [path, problem] : misses) std::cerr << "proflint: warning: " << path << ": " << problem << "\n";
+  return store;
 }
 
 AnalysisOptions analysis_options(const Config& config, const CommonOptions& o) {
@@ -67,6 +112,14 @@ std::string csv_field(const std::string& s) {
 
 }  // namespace
 
+bool running_in_ci() {
+  const char* ci = std::getenv("CI");
+  if (!ci) return false;
+  std::string v(ci);
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return v == "true" || v == "1";
+}
+
 bool use_color_on_stdout() { return isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr; }
 bool stderr_is_terminal() { return isatty(STDERR_FILENO); }
 
@@ -88,7 +141,7 @@ int run_command(const std::function<int()>& body) {
 int cmd_summary(const CommonOptions& options) {
   if (options.format != "text" && options.format != "json")
     throw Error("--format must be text or json for summary, got '" + options.format + "'");
-  Store store = load_inputs(options.inputs, load_options(options));
+  Store store = load_store(options.inputs, options);
   auto summaries = summarize(store);
   bool color = options.output == "-" && use_color_on_stdout();
   write_output(options.output, options.format == "json" ? render_summary_json(summaries) : render_summary_text(summaries, color));
@@ -105,7 +158,7 @@ int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze) {
   }
   Config config = load_config(options.config_path);
   for (const auto& dir : options.rule_dirs) lua::rule_files_in(dir);  // a missing --rules folder is a usage error, before any import
-  Store store = load_inputs(options.inputs, load_options(options));
+  Store store = load_store(options.inputs, options);
   if (analyze.db_path) store.save_as(*analyze.db_path);
   restrict_to_aggregation_range(store);  // after --db: the saved store keeps the whole capture
   AnalysisOptions ao = analysis_options(config, options);
@@ -118,6 +171,19 @@ int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze) {
   else if (options.format == "sarif") text = render_findings_sarif(result);
   else text = render_findings_text(result, options.output == "-" && use_color_on_stdout());
   write_output(options.output, text);
+  // A rule that failed is input proflint could not use: exit 2 when asked (the output above is
+  // still complete, with the rule-error findings in it).
+  if (analyze.fail_on_rule_error.value_or(running_in_ci())) {
+    int64_t failed = std::count_if(result.findings.begin(), result.findings.end(),
+                                   [](const Finding& f) { return f.id == "rule-error"; });
+    if (failed > 0) {
+      std::cerr << "proflint: error: " << failed << " Lua rule error" << (failed == 1 ? "" : "s")
+                << " (see the rule-error findings); exiting with 2 because of --fail-on-rule-error"
+                << (analyze.fail_on_rule_error ? "" : " (on by default under CI=true; --no-fail-on-rule-error turns it off)")
+                << "\n";
+      return 2;
+    }
+  }
   if (threshold) {
     for (const auto& f : result.findings)
       if (!f.diagnostic && f.effective_severity >= *threshold) return 1;
@@ -134,7 +200,7 @@ int cmd_ingest(const CommonOptions& options, const std::string& db_path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::is_directory(db_path, ec)) throw input_error(db_path, "", "--db must name a file, not a directory");
-  Store store = load_inputs(options.inputs, load_options(options));
+  Store store = load_store(options.inputs, options);
   store.save_as(db_path);
   auto summaries = summarize(store);
   for (const auto& s : summaries) {
@@ -146,7 +212,7 @@ int cmd_ingest(const CommonOptions& options, const std::string& db_path) {
 }
 
 int cmd_query(const CommonOptions& options, const std::string& sql) {
-  Store store = load_inputs(options.inputs, load_options(options));
+  Store store = load_store(options.inputs, options);
   sqlite3* db = store.db().getHandle();
   sqlite3_stmt* stmt = nullptr;
   const char* tail = nullptr;

@@ -10,7 +10,8 @@
 namespace proflint {
 
 ProgressBar::ProgressBar(bool wanted, const std::string& path, uint64_t total, Unit unit)
-    : enabled_(wanted && total > 0 && isatty(STDERR_FILENO)),
+    : enabled_(wanted && total > 0),
+      lines_(!isatty(STDERR_FILENO)),
       label_(std::filesystem::path(path).filename().string()),
       total_(total),
       unit_(unit) {
@@ -21,6 +22,19 @@ void ProgressBar::update(uint64_t done) {
   if (!enabled_) return;
   done = std::min(done, total_);
   int percent = static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total_));
+  if (lines_) {
+    percent -= percent % 10;
+    if (percent <= shown_) return;
+    shown_ = percent;
+    if (unit_ == Unit::bytes)
+      std::fprintf(stderr, "proflint: reading %s: %d%% (%.0f/%.0f MiB)\n", label_.c_str(), percent,
+                   static_cast<double>(done) / (1 << 20), static_cast<double>(total_) / (1 << 20));
+    else
+      std::fprintf(stderr, "proflint: reading %s: %d%% (%llu/%llu rows)\n", label_.c_str(), percent,
+                   static_cast<unsigned long long>(done), static_cast<unsigned long long>(total_));
+    std::fflush(stderr);
+    return;
+  }
   if (percent == shown_) return;
   shown_ = percent;
   constexpr int kWidth = 30;
@@ -38,6 +52,10 @@ void ProgressBar::update(uint64_t done) {
 
 void ProgressBar::finish() {
   if (!enabled_ || shown_ < 0) return;
+  if (lines_) {
+    enabled_ = false;
+    return;
+  }
   std::fprintf(stderr, "\r\033[K");
   std::fflush(stderr);
   shown_ = -1;
