@@ -352,3 +352,17 @@ TEST(LuaHostile, BoundedPatternFunctionsBehaveLikeLuas) {
   EXPECT_EQ(hostile("    ('a'):find('%f')"), "rules/hostile.lua:5: missing '[' after '%f' in pattern");
   EXPECT_EQ(hostile("    ('a'):rep(40):find(('(a)'):rep(40))"), "rules/hostile.lua:5: too many captures");
 }
+
+TEST(LuaHostile, DetectorsStillReportBesideAHostileRule) {
+  AnalysisOptions ao;
+  ao.rule_files = {rule("rules/hostile.lua", rule_text("hostile", "    local r = ('a'):rep(3000):find('.-.-.-b')"))};
+  ao.rule_limits = deadline_ms(300);
+  auto start = std::chrono::steady_clock::now();
+  auto r = run_analysis(sample_store(), ao);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10);
+  auto errors = with_id(r, "rule-error");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].problem, "rules/hostile.lua:5: time limit of 300 ms exceeded (raise [rules] time_limit_ms)");
+  // sample_train's DataLoader stall (tests/cases/dataloader-stall-fires-sample-train) is still found.
+  EXPECT_EQ(with_id(r, "dataloader-stall").size(), 1u);
+}
