@@ -75,8 +75,16 @@ Store load_store(const std::vector<std::string>& inputs, const CommonOptions& o)
     auto model = dlprof::load_model(store);
     for (const auto& op : model.ops) {
       if (op.op_id != id) continue;
+      // The last path component, without the "(N)" that numbers repeats under one parent; the key
+      // node then stands for every op of that name.
       size_t slash = op.name.rfind('/');
-      l.derive.key_node = slash == std::string::npos ? op.name : op.name.substr(slash + 1);
+      std::string leaf = slash == std::string::npos ? op.name : op.name.substr(slash + 1);
+      size_t open = leaf.rfind('(');
+      if (open != std::string::npos && open > 0 && leaf.back() == ')' &&
+          std::all_of(leaf.begin() + static_cast<std::ptrdiff_t>(open) + 1, leaf.end() - 1,
+                      [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+        leaf.resize(open);
+      l.derive.key_node = leaf;
       std::cerr << "proflint: --key-node " << id << " is the Op ID of '" << *l.derive.key_node << "'\n";
       derive_all(store, l.derive, /*force=*/true);
       misses = key_node_misses(store);

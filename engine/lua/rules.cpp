@@ -389,10 +389,11 @@ void run_rule(const RuleInfo& info, const RuleFile& file, const nlohmann::json& 
   run.max_findings = limits.max_findings;
   std::string error;
   sqlite3* db = facts.db().getHandle();
-  // No single SQL value a rule builds may exceed its memory cap (SQLite's own default is 1 GB,
-  // allocated outside the Lua heap); restored afterwards for the detectors on this connection.
+  // No single SQL value a rule builds may exceed a quarter of its memory cap (SQLite's own default
+  // is 1 GB, allocated outside the Lua heap, and a value is copied into Lua when read); restored
+  // afterwards for the detectors on this connection.
   int old_length = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
-  int64_t cap = std::clamp<int64_t>(limits.memory_limit_mb << 20, 1 << 20, old_length);
+  int64_t cap = std::clamp<int64_t>((limits.memory_limit_mb << 20) / 4, 1 << 20, old_length);
   sqlite3_limit(db, SQLITE_LIMIT_LENGTH, static_cast<int>(cap));
   auto restore = [&] {
     sqlite3_progress_handler(db, 0, nullptr, nullptr);

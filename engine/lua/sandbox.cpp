@@ -38,9 +38,9 @@ void* limited_alloc(void* ud, void* ptr, size_t osize, size_t nsize) {
   int64_t grow = static_cast<int64_t>(nsize) - old;
   // C functions that loop while allocating (table.concat over an __index that is a C function)
   // run no Lua instruction: the allocator looks at the clock for them.
-  if (grow > 0 && (b->deadline_exceeded || ((++b->allocations & 255) == 0 || grow >= (1 << 20)) &&
-                                               b->deadline != std::chrono::steady_clock::time_point{} &&
-                                               std::chrono::steady_clock::now() > b->deadline)) {
+  bool look = (++b->allocations & 255) == 0 || grow >= (1 << 20);
+  if (grow > 0 && (b->deadline_exceeded || (look && b->deadline != std::chrono::steady_clock::time_point{} &&
+                                            std::chrono::steady_clock::now() > b->deadline))) {
     b->deadline_exceeded = true;
     return nullptr;
   }
@@ -312,7 +312,10 @@ bool Sandbox::call(int nargs, int nresults, std::string& error) {
   int status = lua_pcall(L_, nargs, nresults, base);
   lua_remove(L_, base);
   if (status == LUA_OK) return true;
-  error = budget_spent(budget_) ? budget_message(budget_) : error_text(status);
+  // The budget message when the budget error was raised, or when the allocator refused memory
+  // because the deadline had passed; any other error keeps its own words.
+  bool budget = budget_.raised || (status == LUA_ERRMEM && budget_.deadline_exceeded);
+  error = budget ? budget_message(budget_) : error_text(status);
   lua_pop(L_, 1);
   return false;
 }

@@ -60,7 +60,8 @@ TEST(LuaRuleLimits, FindingsAreCappedPerRuleWithADiagnostic) {
 TEST(LuaRuleLimits, SqliteValuesAreCappedAtTheRuleMemoryLimit) {
   RuleLimits l;
   l.memory_limit_mb = 32;
-  // A 1 GB string (SQLite's own limit is 1e9 bytes, built outside the Lua heap).
+  // A 1 GB string (SQLite's own limit is 1e9 bytes, built outside the Lua heap): a value may take
+  // a quarter of the rule's memory cap, 8 MiB here.
   for (const char* sql : {"SELECT length(printf('%.*c', 1000000000, 'x')) AS n",
                           "SELECT length(zeroblob(1000000000)) AS n",
                           "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 400000) "
@@ -70,7 +71,7 @@ TEST(LuaRuleLimits, SqliteValuesAreCappedAtTheRuleMemoryLimit) {
                         rule("rules/good.lua", rule_text("good", "ctx:report{ problem = 'still ran' }"))},
                        l);
     EXPECT_EQ(rule_error_of(r, "rules/big.lua"),
-              "rules/big.lua:5: ctx:query: a value of more than 33554432 bytes (SQL values a rule builds are capped at "
+              "rules/big.lua:5: ctx:query: a value of more than 8388608 bytes (SQL values a rule builds are capped at "
               "[rules] memory_limit_mb)")
         << sql;
     EXPECT_EQ(with_id(r, "good").size(), 1u);
