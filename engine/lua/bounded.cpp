@@ -1,7 +1,8 @@
 // engine/lua/bounded.cpp — string and table functions whose work counts against the rule's budget.
 //
-// Lua's own string.rep, table.move and string-pattern functions can run for hours inside C without
-// executing one Lua instruction, so neither the count hook nor the deadline would see them:
+// Lua's own string.rep, table.move/insert/remove/concat and string-pattern functions can run for
+// hours inside C without executing one Lua instruction, so neither the count hook nor the deadline
+// would see them:
 // string.rep("", 1e15) copies zero bytes 10^15 times, table.move(t, 1, 1e15, 2) moves 10^15 nils,
 // and a pattern such as ".-.-.-b" backtracks in O(n^4) over a string without a "b". The versions
 // here give the results and error messages of Lua 5.4's for valid calls and call charge() every
@@ -576,6 +577,94 @@ int b_move(lua_State* L) {
   return 1;
 }
 
+// table.insert, table.remove and table.concat loop over #t, which a __len metamethod can make
+// 2^50 without a table that large (__len = rawget on a table holding t[t] = 2^50).
+class Steps {
+ public:
+  explicit Steps(lua_State* L) : L_(L) {}
+  void tick() {
+    if (++n_ >= kChargeEvery) settle();
+  }
+  void settle() {
+    int64_t n = n_;
+    n_ = 0;
+    charge(L_, n);
+  }
+
+ private:
+  lua_State* L_;
+  int64_t n_ = 0;
+};
+
+int b_insert(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_Integer end = luaL_len(L, 1) + 1;  // first empty slot
+  lua_Integer pos = end;
+  Steps steps(L);
+  switch (lua_gettop(L)) {
+    case 2:
+      break;
+    case 3:
+      pos = luaL_checkinteger(L, 2);
+      luaL_argcheck(L, static_cast<lua_Unsigned>(pos) - 1u < static_cast<lua_Unsigned>(end), 2,
+                    "position out of bounds");
+      for (lua_Integer i = end; i > pos; --i) {
+        lua_geti(L, 1, i - 1);
+        lua_seti(L, 1, i);
+        steps.tick();
+      }
+      break;
+    default:
+      return luaL_error(L, "wrong number of arguments to 'insert'");
+  }
+  steps.settle();
+  lua_seti(L, 1, pos);
+  return 0;
+}
+
+int b_remove(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_Integer size = luaL_len(L, 1);
+  lua_Integer pos = luaL_optinteger(L, 2, size);
+  if (pos != size)
+    luaL_argcheck(L, static_cast<lua_Unsigned>(pos) - 1u <= static_cast<lua_Unsigned>(size), 2,
+                  "position out of bounds");
+  lua_geti(L, 1, pos);
+  Steps steps(L);
+  for (; pos < size; ++pos) {
+    lua_geti(L, 1, pos + 1);
+    lua_seti(L, 1, pos);
+    steps.tick();
+  }
+  steps.settle();
+  lua_pushnil(L);
+  lua_seti(L, 1, pos);
+  return 1;
+}
+
+int b_concat(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  size_t lsep = 0;
+  const char* sep = luaL_optlstring(L, 2, "", &lsep);
+  lua_Integer i = luaL_optinteger(L, 3, 1);
+  lua_Integer last = lua_isnoneornil(L, 4) ? luaL_len(L, 1) : luaL_checkinteger(L, 4);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  Steps steps(L);
+  for (; i <= last; ++i) {
+    lua_geti(L, 1, i);
+    if (!lua_isstring(L, -1))
+      luaL_error(L, "invalid value (at index %I) in table for 'concat'", static_cast<LUAI_UACINT>(i));
+    luaL_addvalue(&b);
+    if (i != last) luaL_addlstring(&b, sep, lsep);
+    steps.tick();
+    if (i == LUA_MAXINTEGER) break;
+  }
+  steps.settle();
+  luaL_pushresult(&b);
+  return 1;
+}
+
 void replace_field(lua_State* L, const char* name, lua_CFunction fn, bool keep_original) {
   if (keep_original) {
     lua_getfield(L, -1, name);
@@ -598,6 +687,9 @@ void install_bounded_functions(lua_State* L) {
   lua_pop(L, 1);
   lua_getglobal(L, "table");
   replace_field(L, "move", b_move, false);
+  replace_field(L, "insert", b_insert, false);
+  replace_field(L, "remove", b_remove, false);
+  replace_field(L, "concat", b_concat, false);
   lua_pop(L, 1);
 }
 

@@ -287,8 +287,22 @@ TEST(LuaHostile, BacktrackingPatternsAreStopped) {
 TEST(LuaHostile, CFunctionMetamethodLoopsEndAtALimit) {
   // __index = rawlen makes every t[i] a number without running Lua code: concat loops inside C.
   auto msg = hostile("    local t = setmetatable({}, { __index = rawlen })\n    table.concat(t, '', 1, 1e15)",
-                     small(), 10);
-  EXPECT_TRUE(budget_error(msg) || msg.find("memory limit of 32 MiB exceeded") != std::string::npos) << msg;
+                     deadline_ms(300), 5);
+  EXPECT_EQ(msg, "rules/hostile.lua:6: time limit of 300 ms exceeded (raise [rules] time_limit_ms)");
+  // __len = rawget with t[t] = 2^50 makes #t 2^50: insert and remove shift that many slots.
+  const std::string huge_len = "    local t = {}\n    t[t] = 1 << 50\n    setmetatable(t, { __len = rawget })\n";
+  for (const char* call : {"table.insert(t, 1, 'x')", "table.remove(t, 1)", "table.concat(t)"}) {
+    msg = hostile(huge_len + "    " + call, deadline_ms(300), 5);
+    if (std::string(call) == "table.concat(t)")  // t[1] is nil: concat stops at once
+      EXPECT_EQ(msg, "rules/hostile.lua:8: invalid value (at index 1) in table for 'concat'");
+    else
+      EXPECT_EQ(msg, "rules/hostile.lua:8: time limit of 300 ms exceeded (raise [rules] time_limit_ms)") << call;
+  }
+  // Ordinary use is unchanged.
+  EXPECT_EQ(hostile("    local t = {'a', 'c'}\n    table.insert(t, 2, 'b')\n    table.insert(t, 'd')\n"
+                    "    local r = table.remove(t, 1)\n    error(r .. table.concat(t, '-') .. table.concat({}, 'x') .. "
+                    "table.concat({1, 2, 3}, '', 2, 3))"),
+            "rules/hostile.lua:9: ab-c-d23");
 }
 
 TEST(LuaHostile, CloseHandlersAndErrorLoopsEndAtTheDeadline) {
