@@ -401,14 +401,15 @@ int pf_dtype(lua_State* L) {
 // proflint.shapes(op.input_dims) / proflint.dtypes(op.input_types): the JSON text as a Lua list
 // (dtypes normalized), or nil when the text is missing or not a JSON list.
 int parsed_list(lua_State* L, bool dtypes) {
-  if (lua_isnoneornil(L, 1)) return 0;
   size_t n = 0;
-  const char* text = luaL_checklstring(L, 1, &n);
+  const char* text = lua_isnoneornil(L, 1) ? nullptr : luaL_checklstring(L, 1, &n);
   JsonCursor c{text, text + n};
   skip_space(c);
-  if (c.p >= c.end || *c.p != '[' || !push_json_text(L, c, 0, dtypes)) return 0;
-  skip_space(c);
-  if (c.p != c.end) return 0;
+  if (text && c.p < c.end && *c.p == '[' && push_json_text(L, c, 0, dtypes)) {
+    skip_space(c);
+    if (c.p == c.end) return 1;
+  }
+  lua_pushnil(L);
   return 1;
 }
 int pf_dtypes(lua_State* L) { return parsed_list(L, true); }

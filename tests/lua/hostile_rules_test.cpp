@@ -360,7 +360,8 @@ TEST(LuaHostile, BoundedPatternFunctionsBehaveLikeLuas) {
   EXPECT_EQ(hostile("    ('a'):find('%')"), "rules/hostile.lua:5: malformed pattern (ends with '%')");
   EXPECT_EQ(hostile("    ('a'):find('[a')"), "rules/hostile.lua:5: malformed pattern (missing ']')");
   EXPECT_EQ(hostile("    ('a'):find('(a')"), "rules/hostile.lua:5: unfinished capture");
-  EXPECT_EQ(hostile("    ('a'):find('a)')"), "rules/hostile.lua:5: invalid pattern capture");
+  EXPECT_EQ(hostile("    ('a'):match('a)')"), "rules/hostile.lua:5: invalid pattern capture");
+  EXPECT_EQ(hostile("    error(tostring(('a'):find('a)')), 0)"), "rules/hostile.lua:5: nil");  // ')' alone: a plain search
   EXPECT_EQ(hostile("    ('a'):gsub('a', '%2')"), "rules/hostile.lua:5: invalid capture index %2");
   EXPECT_EQ(hostile("    ('a'):gsub('a', '%x')"), "rules/hostile.lua:5: invalid use of '%' in replacement string");
   EXPECT_EQ(hostile("    ('a'):find('%f')"), "rules/hostile.lua:5: missing '[' after '%f' in pattern");
