@@ -277,6 +277,17 @@ int evaluate_entry(lua_State* L) {
   return 0;
 }
 
+// The page cache may grow while a rule reads and counts as its SQLite memory: in-memory stores
+// (the "memdb" VFS) keep a small cache, a store read from a file may cache up to 256 MiB
+// (engine/store/store.cpp), which a rule's cap must leave room for.
+int64_t page_cache_headroom(sqlite3* db) {
+  char* vfs = nullptr;
+  bool memdb = sqlite3_file_control(db, "main", SQLITE_FCNTL_VFSNAME, &vfs) == SQLITE_OK && vfs &&
+               std::string_view(vfs).find("memdb") != std::string_view::npos;
+  sqlite3_free(vfs);
+  return memdb ? 0 : int64_t{256} << 20;
+}
+
 }  // namespace
 
 RuleFile read_rule_file(const std::string& path) {
@@ -402,7 +413,7 @@ void run_rule(const RuleInfo& info, const RuleFile& file, const nlohmann::json& 
   try {
     sqlite3_progress_handler(db, 1000, query_progress, &run);
     {
-      SqliteMemoryScope sqlite_memory(limits.memory_limit_mb << 20);
+      SqliteMemoryScope sqlite_memory((limits.memory_limit_mb << 20) + page_cache_headroom(db));
       run.sqlite_memory = &sqlite_memory;
       Sandbox box(file.path, limits);
       run.budget = &box.budget();
