@@ -70,6 +70,12 @@ constexpr Effect kEffects[] = {
     {"key_node_not_found", false,
      "--key-node matched no op or annotation: iterations come from the next source (ProfilerStep#N, NVTX ranges, a "
      "repeating period), or there are none"},
+    {"kernel_name_truncated", false,
+     "kernel names over 64 KiB were cut to 64 KiB: names that differ only after that point count as one"},
+    {"api_call_name_truncated", false, "API call names over 64 KiB were cut to 64 KiB"},
+    {"range_name_truncated", false,
+     "op/annotation/NVTX names over 64 KiB were cut to 64 KiB: names that differ only after that point count as one"},
+    {"counter_name_truncated", false, "counter names over 64 KiB were cut to 64 KiB"},
     {"device_not_in_gpu_table", false,
      "a device used by the trace is not described: its name, memory and compute capability are unknown"},
     {"device_inferred_from_kernel_names", false,
