@@ -72,8 +72,9 @@ struct CompareOptions {
 int cmd_compare(const CommonOptions& options, const CompareOptions& compare);
 
 // Runs `body`, turning proflint::Error and library exceptions into "proflint: error: ..." on
-// stderr and exit code 2.
-int run_command(const std::function<int()>& body);
+// stderr and exit code 2. A library's message (SQLite's "integer overflow") that escaped every
+// stage is prefixed with the command's `inputs`, so the line still names the files.
+int run_command(const std::function<int()>& body, const std::vector<std::string>& inputs = {});
 
 // True when the environment variable CI is "true" or "1" (set by GitHub Actions, GitLab CI, …).
 bool running_in_ci();
