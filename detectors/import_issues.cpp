@@ -67,6 +67,9 @@ constexpr Effect kEffects[] = {
      "copies/memsets with an unknown memory kind were kept as 'unknown': they are not checked for pageable memory"},
     {"unknown_sync_type", false, "synchronizations of an unknown type were kept as 'unknown'"},
     {"nvtx_unknown_domain", false, "NVTX ranges of an undeclared domain were kept without a domain name"},
+    {"key_node_not_found", false,
+     "--key-node matched no op or annotation: iterations come from the next source (ProfilerStep#N, NVTX ranges, a "
+     "repeating period), or there are none"},
     {"kernel_name_truncated", false,
      "kernel names over 64 KiB were cut to 64 KiB: names that differ only after that point count as one"},
     {"api_call_name_truncated", false, "API call names over 64 KiB were cut to 64 KiB"},

@@ -79,7 +79,8 @@ void check_configured_ids(const AnalysisOptions& options, const std::vector<std:
 // True when the finding mentions `pattern` in its problem text or evidence (empty pattern: always).
 bool matches(const Finding& f, const std::string& pattern) {
   if (pattern.empty()) return true;
-  return f.problem.find(pattern) != std::string::npos || f.evidence.dump().find(pattern) != std::string::npos;
+  return f.problem.find(pattern) != std::string::npos ||
+         f.evidence.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).find(pattern) != std::string::npos;
 }
 
 // One detector or rule on one trace; `findings` is filled by run_task (or beforehand, for a rule

@@ -51,7 +51,7 @@ struct LoadedSide {
 };
 
 LoadedSide load_side(const std::vector<std::string>& paths, const CommonOptions& options, const Config& config) {
-  Store store = load_inputs(paths, load_options(options));
+  Store store = load_store(paths, options);
   restrict_to_aggregation_range(store);
   AnalysisResult analysis = run_analysis(store, analysis_options(config, options));
   gate::ExtractOptions eo;

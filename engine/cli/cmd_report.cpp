@@ -51,8 +51,14 @@ std::vector<std::string> checked_formats(const std::vector<std::string>& given) 
   static const std::vector<std::string> known = {"csv", "json"};
   std::vector<std::string> out;
   for (const auto& f : given) {
+    if (f == "both") {  // csv and json
+      for (const auto& k : known)
+        if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+      continue;
+    }
     if (std::find(known.begin(), known.end(), f) == known.end())
-      throw Error("unknown report format '" + f + "'" + did_you_mean(f, known) + "; choose csv, json or both");
+      throw Error("unknown report format '" + f + "'" + did_you_mean(f, {"csv", "json", "both"}) +
+                  "; choose csv, json or both");
     if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
   }
   if (out.empty()) out.push_back("csv");
@@ -76,7 +82,7 @@ int cmd_report(const CommonOptions& options, const ReportOptions& report) {
   if (report.base_name.empty() || report.base_name.find('/') != std::string::npos)
     throw Error("--base-name must be a plain file-name prefix, got '" + report.base_name + "'");
 
-  Store store = load_inputs(options.inputs, load_options(options));
+  Store store = load_store(options.inputs, options);
   dlprof::Model model = dlprof::load_model(store);
   for (const auto& t : model.traces) {
     if (!t.iter_start && !t.iter_stop) continue;

@@ -21,6 +21,8 @@
 #include "engine/analysis/restrict.hpp"
 #include "engine/analysis/runner.hpp"
 #include "engine/common/suggest.hpp"
+#include "engine/derive/derive.hpp"
+#include "engine/report/dlprof/model.hpp"
 #include "engine/report/findings_report.hpp"
 #include "engine/report/format.hpp"
 #include "engine/report/output.hpp"
@@ -43,6 +45,57 @@ LoadOptions load_options(const CommonOptions& o) {
   l.derive.extra_tensor_core_patterns = config.tensor_core_patterns;
   l.rederive = l.derive.key_node || o.iter_start || o.iter_stop || !config.tensor_core_patterns.empty();
   return l;
+}
+
+namespace {
+
+// Op IDs of the detail report are 12 hexadecimal digits (dlprof::Model's op_id).
+bool looks_like_op_id(const std::string& s) {
+  return s.size() == 12 && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+}
+
+// Traces where --key-node marked no iteration, with derivation's note ("key node 'X' not found; …").
+std::vector<std::pair<std::string, std::string>> key_node_misses(Store& store) {
+  std::vector<std::pair<std::string, std::string>> out;
+  SQLite::Statement q(store.db(),
+                      "SELECT t.path, COALESCE(i.example, '') FROM import_issue i JOIN trace t USING (trace_id) "
+                      "WHERE i.kind = 'key_node_not_found' ORDER BY t.trace_id");
+  while (q.executeStep()) out.emplace_back(q.getColumn(0).getString(), q.getColumn(1).getString());
+  return out;
+}
+
+}  // namespace
+
+Store load_store(const std::vector<std::string>& inputs, const CommonOptions& o) {
+  LoadOptions l = load_options(o);
+  Store store = load_inputs(inputs, l);
+  if (!l.derive.key_node) return store;
+  auto misses = key_node_misses(store);
+  if (!misses.empty() && looks_like_op_id(*l.derive.key_node)) {
+    // An Op ID copied from `report --reports detail` stands for the name of its op.
+    std::string id = *l.derive.key_node;
+    std::transform(id.begin(), id.end(), id.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    auto model = dlprof::load_model(store);
+    for (const auto& op : model.ops) {
+      if (op.op_id != id) continue;
+      // The last path component, without the "(N)" that numbers repeats under one parent; the key
+      // node then stands for every op of that name.
+      size_t slash = op.name.rfind('/');
+      std::string leaf = slash == std::string::npos ? op.name : op.name.substr(slash + 1);
+      size_t open = leaf.rfind('(');
+      if (open != std::string::npos && open > 0 && leaf.back() == ')' &&
+          std::all_of(leaf.begin() + static_cast<std::ptrdiff_t>(open) + 1, leaf.end() - 1,
+                      [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+        leaf.resize(open);
+      l.derive.key_node = leaf;
+      std::cerr << "proflint: --key-node " << id << " is the Op ID of '" << *l.derive.key_node << "'\n";
+      derive_all(store, l.derive, /*force=*/true);
+      misses = key_node_misses(store);
+      break;
+    }
+  }
+  for (const auto& [path, problem] : misses) std::cerr << "proflint: warning: " << path << ": " << problem << "\n";
+  return store;
 }
 
 AnalysisOptions analysis_options(const Config& config, const CommonOptions& o) {
@@ -69,6 +122,14 @@ std::string csv_field(const std::string& s) {
 }
 
 }  // namespace
+
+bool running_in_ci() {
+  const char* ci = std::getenv("CI");
+  if (!ci) return false;
+  std::string v(ci);
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return v == "true" || v == "1";
+}
 
 bool use_color_on_stdout() { return isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr; }
 bool stderr_is_terminal() { return isatty(STDERR_FILENO); }
@@ -100,7 +161,7 @@ int run_command(const std::function<int()>& body, const std::vector<std::string>
 int cmd_summary(const CommonOptions& options) {
   if (options.format != "text" && options.format != "json")
     throw Error("--format must be text or json for summary, got '" + options.format + "'");
-  Store store = load_inputs(options.inputs, load_options(options));
+  Store store = load_store(options.inputs, options);
   auto summaries = summarize(store);
   bool color = options.output == "-" && use_color_on_stdout();
   write_output(options.output, options.format == "json" ? render_summary_json(summaries) : render_summary_text(summaries, color),
@@ -122,7 +183,7 @@ int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze) {
   OutputFile out(options.output, "-o");
   std::optional<OutputFile> db_out;
   if (analyze.db_path) db_out.emplace(*analyze.db_path, "--db");
-  Store store = load_inputs(options.inputs, load_options(options));
+  Store store = load_store(options.inputs, options);
   if (db_out) store.stage_into(*db_out);
   restrict_to_aggregation_range(store);  // after --db: the saved store keeps the whole capture
   AnalysisOptions ao = analysis_options(config, options);
@@ -139,6 +200,19 @@ int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze) {
   std::vector<OutputFile*> outputs{&out};
   if (db_out) outputs.push_back(&*db_out);
   commit_all(outputs);
+  // A rule that failed is input proflint could not use: exit 2 when asked (the output above is
+  // complete, with the rule-error findings in it).
+  if (analyze.fail_on_rule_error.value_or(running_in_ci())) {
+    int64_t failed = std::count_if(result.findings.begin(), result.findings.end(),
+                                   [](const Finding& f) { return f.id == "rule-error"; });
+    if (failed > 0) {
+      std::cerr << "proflint: error: " << failed << " Lua rule error" << (failed == 1 ? "" : "s")
+                << " (see the rule-error findings); exiting with 2 because of --fail-on-rule-error"
+                << (analyze.fail_on_rule_error ? "" : " (on by default under CI=true; --no-fail-on-rule-error turns it off)")
+                << "\n";
+      return 2;
+    }
+  }
   if (threshold) {
     for (const auto& f : result.findings)
       if (!f.diagnostic && f.effective_severity >= *threshold) return 1;
@@ -153,7 +227,7 @@ int cmd_config_dump(const CommonOptions& options) {
 
 int cmd_ingest(const CommonOptions& options, const std::string& db_path) {
   OutputFile db(db_path, "--db");  // a directory or other unusable target fails before the import
-  Store store = load_inputs(options.inputs, load_options(options));
+  Store store = load_store(options.inputs, options);
   store.stage_into(db);
   auto summaries = summarize(store);
   db.commit();  // only once everything the command does has succeeded
@@ -166,7 +240,7 @@ int cmd_ingest(const CommonOptions& options, const std::string& db_path) {
 }
 
 int cmd_query(const CommonOptions& options, const std::string& sql) {
-  Store store = load_inputs(options.inputs, load_options(options));
+  Store store = load_store(options.inputs, options);
   // The detectors' authorizer: sqlite3_stmt_readonly alone lets ATTACH and PRAGMA writable_schema
   // through (they change the connection, not the file), and the store is a copy in memory anyway.
   ReadOnlyGuard read_only(store.db());

@@ -35,6 +35,8 @@ struct AnalyzeOptions {
   std::string fail_on = "never";         // high | medium | low | never
   std::vector<std::string> only, skip;   // detector/rule ids
   std::optional<std::string> db_path;    // --db: also save the derived store
+  // --fail-on-rule-error / --no-fail-on-rule-error; unset: on when the environment has CI=true.
+  std::optional<bool> fail_on_rule_error;
 };
 int cmd_rules_list(const CommonOptions& options);
 int cmd_rules_explain(const CommonOptions& options, const std::string& id);
@@ -43,6 +45,9 @@ int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze);
 
 // The load options the common flags and proflint.toml ask for (flags win over the file).
 LoadOptions load_options(const CommonOptions& options);
+// Imports and derives `inputs` with those options; says on stderr where --key-node marked no
+// iteration (with candidates), and resolves a detail report's Op ID given as --key-node.
+Store load_store(const std::vector<std::string>& inputs, const CommonOptions& options);
 // Detectors, rules, suppressions and limits from proflint.toml plus --rules: what analyze, report
 // and compare all run.
 AnalysisOptions analysis_options(const Config& config, const CommonOptions& options);
@@ -70,6 +75,9 @@ int cmd_compare(const CommonOptions& options, const CompareOptions& compare);
 // stderr and exit code 2. A library's message (SQLite's "integer overflow") that escaped every
 // stage is prefixed with the command's `inputs`, so the line still names the files.
 int run_command(const std::function<int()>& body, const std::vector<std::string>& inputs = {});
+
+// True when the environment variable CI is "true" or "1" (set by GitHub Actions, GitLab CI, …).
+bool running_in_ci();
 
 // True when colour may be used on this stream (a terminal, NO_COLOR unset).
 bool use_color_on_stdout();

@@ -14,10 +14,13 @@ int main(int argc, char** argv) {
   CommonOptions common;
   std::string db_path, sql, query_input;
   auto add_derive_flags = [&](CLI::App* cmd) {
-    cmd->add_option("--key-node", common.key_node, "op or annotation name that marks one iteration");
-    cmd->add_option("--iter-start", common.iter_start, "first iteration (0-based) to aggregate");
-    cmd->add_option("--iter-stop", common.iter_stop, "last iteration (inclusive) to aggregate");
-    cmd->add_flag("--progress", common.progress, "show import progress on stderr");
+    // DLProf's spellings (--key_node, --iter_start, --iter_stop) are accepted too.
+    cmd->add_option("--key-node,--key_node", common.key_node,
+                    "op or annotation name (or a detail report's Op ID) that marks one iteration");
+    cmd->add_option("--iter-start,--iter_start", common.iter_start, "first iteration (0-based) to aggregate");
+    cmd->add_option("--iter-stop,--iter_stop", common.iter_stop, "last iteration (inclusive) to aggregate");
+    cmd->add_flag("--progress", common.progress,
+                  "show import progress on stderr (a bar on a terminal, a line every 10% otherwise)");
     cmd->add_option("--config", common.config_path, "configuration file (default ./proflint.toml)");
   };
 
@@ -29,6 +32,10 @@ int main(int argc, char** argv) {
   analyze->add_option("-o,--output", common.output, "output file (default stdout)");
   analyze->add_option("--fail-on", analyze_opts.fail_on, "exit 1 when a finding has at least this severity")
       ->check(CLI::IsMember({"high", "medium", "low", "never"}));
+  bool fail_rules = false, no_fail_rules = false;
+  analyze->add_flag("--fail-on-rule-error", fail_rules,
+                    "exit 2 when a Lua rule fails (rule-error); the default when the environment has CI=true");
+  analyze->add_flag("--no-fail-on-rule-error", no_fail_rules, "a failing Lua rule does not change the exit code");
   analyze->add_option("--only", analyze_opts.only, "run only these detector/rule ids")->delimiter(',');
   analyze->add_option("--skip", analyze_opts.skip, "do not run these detector/rule ids")->delimiter(',');
   analyze->add_option("--db", analyze_opts.db_path, "also save the derived fact store to this file");
@@ -104,6 +111,11 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   if (!common.progress) common.progress = stderr_is_terminal();
+  if (fail_rules && no_fail_rules) {
+    std::cerr << "proflint: error: give --fail-on-rule-error or --no-fail-on-rule-error, not both\n";
+    return 2;
+  }
+  if (fail_rules || no_fail_rules) analyze_opts.fail_on_rule_error = fail_rules;
 
   // The files an error that escaped every stage is attributed to.
   auto named_inputs = [&] {

@@ -296,8 +296,8 @@ Config parse_config(const std::string& text, const std::string& source) {
     if (!table)
       throw Error(fmt::format("{}: 'rules' must be a table ([rules] and [rules.<id>])", where(source, node->source())));
     config.rules.where = where(source, node->source());
-    static const std::set<std::string> settings = {"instruction_limit", "memory_limit_mb", "paths",
-                                                   "query_time_limit_ms"};
+    static const std::set<std::string> settings = {"instruction_limit", "max_findings", "memory_limit_mb",
+                                                   "paths",             "query_time_limit_ms", "time_limit_ms"};
     namespace fs = std::filesystem;
     fs::path base = fs::path(source).parent_path();
     for (const auto& [key, sub] : *table) {
@@ -309,8 +309,8 @@ Config parse_config(const std::string& text, const std::string& source) {
       if (!settings.count(k)) {
         std::vector<std::string> known(settings.begin(), settings.end());
         throw Error(
-            fmt::format("{}: unknown key 'rules.{}'{} (known: instruction_limit, memory_limit_mb, paths, "
-                        "query_time_limit_ms, or a [rules.<id>] table)",
+            fmt::format("{}: unknown key 'rules.{}'{} (known: instruction_limit, max_findings, memory_limit_mb, "
+                        "paths, query_time_limit_ms, time_limit_ms, or a [rules.<id>] table)",
                         where(source, key.source()), k, did_you_mean(k, known)));
       }
       if (k == "paths") {
@@ -326,6 +326,8 @@ Config parse_config(const std::string& text, const std::string& source) {
       if (k == "instruction_limit") config.rules.limits.instruction_limit = n->get();
       if (k == "memory_limit_mb") config.rules.limits.memory_limit_mb = n->get();
       if (k == "query_time_limit_ms") config.rules.limits.query_time_limit_ms = n->get();
+      if (k == "time_limit_ms") config.rules.limits.time_limit_ms = n->get();
+      if (k == "max_findings") config.rules.limits.max_findings = n->get();
     }
   }
   if (const auto* node = root.get("suppress")) {
@@ -442,9 +444,11 @@ std::string dump_config(const Config& config) {
   out += "\n[rules]\n";
   std::string paths;
   for (const auto& p : config.rules.paths) paths += (paths.empty() ? "" : ", ") + toml_quote(p);
-  out += fmt::format("paths = [{}]\ninstruction_limit = {}\nmemory_limit_mb = {}\nquery_time_limit_ms = {}\n", paths,
-                     config.rules.limits.instruction_limit, config.rules.limits.memory_limit_mb,
-                     config.rules.limits.query_time_limit_ms);
+  out += fmt::format(
+      "paths = [{}]\ninstruction_limit = {}\nmemory_limit_mb = {}\nquery_time_limit_ms = {}\ntime_limit_ms = {}\n"
+      "max_findings = {}\n",
+      paths, config.rules.limits.instruction_limit, config.rules.limits.memory_limit_mb,
+      config.rules.limits.query_time_limit_ms, config.rules.limits.time_limit_ms, config.rules.limits.max_findings);
   for (const auto& [id, dc] : config.rules.rules) {
     out += fmt::format("\n[rules.{}]\n", toml_key(id));
     if (dc.enabled) out += fmt::format("enabled = {}\n", *dc.enabled ? "true" : "false");

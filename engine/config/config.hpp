@@ -33,6 +33,8 @@ struct RuleLimits {
   int64_t instruction_limit = 200'000'000;  // Lua VM instructions per rule and trace
   int64_t memory_limit_mb = 256;            // Lua heap per rule and trace
   int64_t query_time_limit_ms = 20'000;     // wall time of one ctx:query / ctx:rows step
+  int64_t time_limit_ms = 60'000;           // wall time of one rule on one trace (load, evaluate, close)
+  int64_t max_findings = 1'000;             // findings kept per rule and trace (a rule-error says how many more)
 };
 
 // [rules]: folders of Lua rules (relative to the config file), limits, and [rules.<id>] tables

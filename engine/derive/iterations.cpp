@@ -1,6 +1,8 @@
 // engine/derive/iterations.cpp — iteration sources in priority order, period detection, assignment.
 #include "engine/derive/iterations.hpp"
 
+#include "engine/common/suggest.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -426,6 +428,61 @@ std::string digit_template(std::string_view name) {
   return out;
 }
 
+std::string key_node_problem(const TraceData& t, const std::string& key) {
+  // Host range and op names, with how often each occurs; "name#12" counts as "name", which is
+  // what --key-node takes for numbered markers.
+  std::unordered_map<std::string, int64_t> count_of;
+  auto add = [&](const std::string& name) {
+    size_t hash = name.rfind('#');
+    bool numbered = hash != std::string::npos && hash > 0 && hash + 1 < name.size() &&
+                    std::all_of(name.begin() + static_cast<std::ptrdiff_t>(hash) + 1, name.end(),
+                                [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    if (!name.empty()) ++count_of[numbered ? name.substr(0, hash) : name];
+  };
+  bool matched = false;
+  for (const auto& r : t.ranges) {
+    if (!is_host(r)) continue;
+    add(t.text(r.name_id));
+    if (r.op_candidate && r.op_name_id != r.name_id) add(t.text(r.op_name_id));
+    matched = matched || key_node_matches(t.text(r.name_id), key) ||
+              (r.op_candidate && key_node_matches(t.text(r.op_name_id), key));
+  }
+  if (matched)
+    return "key node '" + key + "' matched only ranges that nest in or overlap each other, which mark no iterations";
+  auto lowered = [](std::string_view v) {
+    std::string out(v.substr(0, 256));  // the edit distance is quadratic in the length
+    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  std::string lower_key = lowered(key);
+  struct Scored {
+    size_t distance;
+    int64_t count;
+    const std::string* name;
+  };
+  std::vector<Scored> scored;
+  for (const auto& [name, n] : count_of) {
+    std::string lower = lowered(name);
+    // Names that contain the key (or that the key contains) come first, then by edit distance.
+    bool contains = lower.find(lower_key) != std::string::npos || lower_key.find(lower) != std::string::npos;
+    size_t d = edit_distance(lower_key, lower);
+    scored.push_back({contains ? d : d + 1000000, n, &name});
+  }
+  size_t keep = std::min<size_t>(3, scored.size());
+  std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(keep), scored.end(),
+                    [](const Scored& a, const Scored& b) {
+                      if (a.distance != b.distance) return a.distance < b.distance;
+                      if (a.count != b.count) return a.count > b.count;
+                      return *a.name < *b.name;
+                    });
+  std::string out = "key node '" + key + "' not found";
+  if (keep == 0) return out + " (the trace has no host ranges or ops)";
+  out += "; candidates: ";
+  for (size_t i = 0; i < keep; ++i)
+    out += (i ? ", '" : "'") + *scored[i].name + "' (" + std::to_string(scored[i].count) + "×)";
+  return out;
+}
+
 void detect_iterations(TraceData& t) {
   t.iterations.clear();
   t.iteration_source = "none";
@@ -437,9 +494,11 @@ void detect_iterations(TraceData& t) {
     t.iteration_source = source;
     return true;
   };
-  if (t.options && t.options->key_node && !t.options->key_node->empty() &&
-      accept(from_key_node(t, *t.options->key_node), "key_node"))
-    return;
+  t.key_node_problem.clear();
+  if (t.options && t.options->key_node && !t.options->key_node->empty()) {
+    if (accept(from_key_node(t, *t.options->key_node), "key_node")) return;
+    t.key_node_problem = key_node_problem(t, *t.options->key_node);
+  }
   for (auto& r : t.ranges) r.iteration_marker = false;
   if (accept(from_profiler_steps(t), "profiler_step")) return;
   for (auto& r : t.ranges) r.iteration_marker = false;

@@ -40,7 +40,11 @@ std::optional<int64_t> step_like_number(std::string_view name);
 // Name with every digit run replaced by '#': groups 'step 3' and 'step 4' together.
 std::string digit_template(std::string_view name);
 
-// Fills trace.iterations and trace.iteration_source; marks ranges used as markers. Needs nested
+// Why --key-node KEY marked no iteration, with the closest host range and op names as candidates:
+// "key node 'KEY' not found; candidates: 'a' (12×), …".
+std::string key_node_problem(const TraceData& trace, const std::string& key);
+
+// Fills trace.iterations and trace.iteration_source (and trace.key_node_problem); marks ranges used as markers. Needs nested
 // and classified ranges and GPU work correlated to API calls (for coverage).
 void detect_iterations(TraceData& trace);
 

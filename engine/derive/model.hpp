@@ -128,6 +128,9 @@ struct TraceData {
   std::vector<OpRec> ops;
   std::vector<IterationRec> iterations;  // sorted, non-overlapping
   std::string iteration_source = "none";
+  // Set when --key-node was given and marked no iteration: "key node 'X' not found; candidates: …"
+  // (stored as the import issue 'key_node_not_found').
+  std::string key_node_problem;
   std::vector<int64_t> described_devices;  // device_id rows present in the device table
   struct DeviceInfo {
     std::string vendor, name;

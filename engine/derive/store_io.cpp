@@ -509,6 +509,16 @@ void write_trace(Store& store, TraceData& t, const std::vector<BreakdownRow>& br
     else up.bind(2, t.workload);
     up.bind(3, t.trace_id).run();
   }
+  {  // re-derivation with another --key-node replaces the note
+    Sql del(store, "DELETE FROM import_issue WHERE trace_id = ? AND kind = 'key_node_not_found'");
+    del.bind(1, t.trace_id).run();
+    if (!t.key_node_problem.empty()) {
+      Sql ins(store,
+              "INSERT INTO import_issue(trace_id, kind, count, example, location) "
+              "VALUES (?, 'key_node_not_found', 1, ?, '--key-node')");
+      ins.bind(1, t.trace_id).bind(2, std::string_view(t.key_node_problem)).run();
+    }
+  }
 }
 
 }  // namespace proflint

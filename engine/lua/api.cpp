@@ -5,12 +5,16 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <string_view>
 
 #include "engine/common/suggest.hpp"
+#include "engine/common/utf8.hpp"
 #include "engine/derive/categories.hpp"
 #include "engine/derive/intervals.hpp"
 #include "engine/derive/tensor_cores.hpp"
@@ -267,6 +271,150 @@ int pf_category(lua_State* L) {
   return 1;
 }
 
+// Torch dtype name ("float32", "int64", …) for a type name as profilers record it ("float",
+// "long int", "c10::Half"); other names (argument kinds such as "Scalar" or "TensorList") come back
+// lower-cased, an empty name (no tensor) as "".
+std::string normalized_dtype(std::string_view raw) {
+  static const std::pair<std::string_view, std::string_view> table[] = {
+      {"float", "float32"},          {"float32", "float32"},
+      {"double", "float64"},         {"float64", "float64"},
+      {"c10::half", "float16"},      {"half", "float16"},
+      {"float16", "float16"},        {"c10::bfloat16", "bfloat16"},
+      {"bfloat16", "bfloat16"},      {"long int", "int64"},
+      {"long", "int64"},             {"long long", "int64"},
+      {"int64", "int64"},            {"int64_t", "int64"},
+      {"int", "int32"},              {"int32", "int32"},
+      {"short int", "int16"},        {"short", "int16"},
+      {"int16", "int16"},            {"signed char", "int8"},
+      {"int8", "int8"},              {"unsigned char", "uint8"},
+      {"uint8", "uint8"},            {"bool", "bool"},
+      {"c10::complex<float>", "complex64"}, {"c10::complex<double>", "complex128"},
+      {"c10::complex<c10::half>", "complex32"}};
+  std::string lower(raw);
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  while (!lower.empty() && lower.back() == ' ') lower.pop_back();
+  for (const auto& [from, to] : table)
+    if (lower == from) return std::string(to);
+  if (lower.rfind("c10::", 0) == 0) return lower.substr(5);  // c10::Float8_e4m3fn -> float8_e4m3fn, c10::qint8
+  return lower;
+}
+
+// Writes the normalized dtype of `raw` into buf (plain data, so callers can raise afterwards).
+void dtype_into(std::string_view raw, char* buf, size_t size) {
+  buf[0] = '\0';
+  try {
+    std::snprintf(buf, size, "%s", normalized_dtype(raw.substr(0, 100)).c_str());
+  } catch (const std::exception&) {  // never let a C++ exception cross Lua's C frames
+  }
+}
+
+// A small JSON reader that builds Lua values directly (no C++ object lives while Lua may raise):
+// arrays become lists, numbers integers (or floats), strings strings (dtype-normalized when
+// `dtypes`), true/false booleans and null an empty string. Profile strings may hold anything:
+// nesting is limited and anything malformed gives false with the stack as it was.
+struct JsonCursor {
+  const char* p;
+  const char* end;
+};
+
+void skip_space(JsonCursor& c) {
+  while (c.p < c.end && std::isspace(static_cast<unsigned char>(*c.p))) ++c.p;
+}
+
+bool push_json_text(lua_State* L, JsonCursor& c, int depth, bool dtypes) {
+  skip_space(c);
+  if (c.p >= c.end || depth > 8 || !lua_checkstack(L, 4)) return false;
+  char first = *c.p;
+  if (first == '[') {
+    ++c.p;
+    lua_newtable(L);
+    lua_Integer n = 0;
+    skip_space(c);
+    if (c.p < c.end && *c.p == ']') {
+      ++c.p;
+      return true;
+    }
+    while (true) {
+      if (!push_json_text(L, c, depth + 1, dtypes)) {
+        lua_pop(L, 1);
+        return false;
+      }
+      lua_rawseti(L, -2, ++n);
+      skip_space(c);
+      if (c.p < c.end && *c.p == ',') {
+        ++c.p;
+        continue;
+      }
+      if (c.p < c.end && *c.p == ']') {
+        ++c.p;
+        return true;
+      }
+      lua_pop(L, 1);
+      return false;
+    }
+  }
+  if (first == '"') {
+    const char* begin = ++c.p;
+    while (c.p < c.end && *c.p != '"') c.p += *c.p == '\\' ? 2 : 1;
+    if (c.p >= c.end) return false;
+    std::string_view text(begin, static_cast<size_t>(c.p - begin));
+    ++c.p;
+    if (dtypes) {
+      char buf[128];
+      dtype_into(text, buf, sizeof buf);
+      lua_pushstring(L, buf);
+    } else {
+      lua_pushlstring(L, text.data(), text.size());
+    }
+    return true;
+  }
+  if (first == '-' || std::isdigit(static_cast<unsigned char>(first))) {
+    char buf[64];
+    size_t k = 0;
+    while (c.p < c.end && k + 1 < sizeof buf && std::strchr("+-.eE0123456789", *c.p)) buf[k++] = *c.p++;
+    buf[k] = '\0';
+    return lua_stringtonumber(L, buf) != 0;
+  }
+  for (const char* word : {"true", "false", "null"}) {
+    size_t len = std::strlen(word);
+    if (static_cast<size_t>(c.end - c.p) >= len && std::strncmp(c.p, word, len) == 0) {
+      c.p += len;
+      if (word[0] == 'n')
+        lua_pushliteral(L, "");
+      else
+        lua_pushboolean(L, word[0] == 't');
+      return true;
+    }
+  }
+  return false;
+}
+
+int pf_dtype(lua_State* L) {
+  size_t n = 0;
+  const char* name = luaL_checklstring(L, 1, &n);
+  char buf[128];
+  dtype_into(std::string_view(name, n), buf, sizeof buf);
+  lua_pushstring(L, buf);
+  return 1;
+}
+
+// proflint.shapes(op.input_dims) / proflint.dtypes(op.input_types): the JSON text as a Lua list
+// (dtypes normalized), or nil when the text is missing or not a JSON list.
+int parsed_list(lua_State* L, bool dtypes) {
+  size_t n = 0;
+  const char* text = lua_isnoneornil(L, 1) ? nullptr : luaL_checklstring(L, 1, &n);
+  JsonCursor c{text, text + n};
+  skip_space(c);
+  if (text && c.p < c.end && *c.p == '[' && push_json_text(L, c, 0, dtypes)) {
+    skip_space(c);
+    if (c.p == c.end) return 1;
+  }
+  lua_pushnil(L);
+  return 1;
+}
+int pf_dtypes(lua_State* L) { return parsed_list(L, true); }
+int pf_shapes(lua_State* L) { return parsed_list(L, false); }
+
 // ---------------------------------------------------------------- statements
 struct StmtBox {
   sqlite3_stmt* stmt;
@@ -298,6 +446,11 @@ StmtBox* prepare(lua_State* L, RunContext& run, const char* method) {
   const char* tail = nullptr;
   if (sqlite3_prepare_v2(db, sql, static_cast<int>(sql_len), &box->stmt, &tail) != SQLITE_OK) {
     const char* msg = sqlite3_errmsg(db);
+    if (run.sqlite_memory && run.sqlite_memory->exceeded) {
+      run.sqlite_memory->exceeded = false;
+      luaL_error(L, "ctx:%s: SQLite needed more than %d MiB to prepare the statement (raise [rules] memory_limit_mb)",
+                 method, static_cast<int>(run.sqlite_memory->limit >> 20));
+    }
     if (std::strstr(msg, "not authorized"))
       luaL_error(L, "ctx:%s: %s (rules may only read the fact store: SELECT or WITH)", method, msg);
     luaL_error(L, "ctx:%s: %s", method, msg);
@@ -348,7 +501,20 @@ bool step(lua_State* L, RunContext& run, StmtBox* box, const char* method) {
   if (rc == SQLITE_DONE) return false;
   sqlite3* db = run.facts->db().getHandle();
   char msg[kErr];
-  if (rc == SQLITE_INTERRUPT)
+  if (rc == SQLITE_INTERRUPT && budget_spent(budget_of(L))) {
+    sqlite3_finalize(box->stmt);
+    box->stmt = nullptr;
+    raise_budget_error(L);
+  }
+  if (rc == SQLITE_NOMEM && run.sqlite_memory && run.sqlite_memory->exceeded) {
+    run.sqlite_memory->exceeded = false;
+    std::snprintf(msg, sizeof msg, "SQLite needed more than %lld MiB for this query (raise [rules] memory_limit_mb)",
+                  static_cast<long long>(run.sqlite_memory->limit >> 20));
+  } else if (rc == SQLITE_TOOBIG)
+    std::snprintf(msg, sizeof msg,
+                  "a value of more than %d bytes (SQL values a rule builds are capped at [rules] memory_limit_mb)",
+                  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1));
+  else if (rc == SQLITE_INTERRUPT)
     std::snprintf(msg, sizeof msg, "query stopped after the time limit of %lld ms (raise [rules] query_time_limit_ms)",
                   static_cast<long long>(run.query_time_limit.count()));
   else
@@ -460,15 +626,41 @@ std::optional<int64_t> opt_int(const nlohmann::ordered_json& j, const char* key,
   return j[key].get<int64_t>();
 }
 
+// Repairs invalid UTF-8 in every string and key (a rule's text may hold any bytes; the JSON and
+// SARIF emitters need valid UTF-8).
+void repair_strings(nlohmann::ordered_json& j) {
+  if (j.is_string()) {
+    repair_utf8(j.get_ref<std::string&>());
+  } else if (j.is_array()) {
+    for (auto& v : j) repair_strings(v);
+  } else if (j.is_object()) {
+    bool bad_key = false;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      repair_strings(it.value());
+      bad_key = bad_key || !is_valid_utf8(it.key());
+    }
+    if (bad_key) {
+      nlohmann::ordered_json fixed = nlohmann::ordered_json::object();
+      for (auto it = j.begin(); it != j.end(); ++it) fixed[sanitize_utf8(it.key())] = std::move(it.value());
+      j = std::move(fixed);
+    }
+  }
+}
+
 int ctx_report(lua_State* L) {
   RunContext& run = run_of(L);
   check_self(L, "report");
   luaL_checktype(L, 2, LUA_TTABLE);
+  if (run.reported >= run.max_findings) {  // counted for the rule-error run_rule adds
+    ++run.dropped;
+    return 0;
+  }
   char err[kErr] = {0};
   {
     try {
       nlohmann::ordered_json t;
       if (to_json(L, 2, 0, t, err)) {
+        repair_strings(t);
         static const std::vector<std::string> fields = {"confidence",     "diagnostic", "estimated_savings_ns",
                                                         "evidence",       "problem",    "recommendation",
                                                         "savings_method", "scope",      "severity"};
@@ -549,13 +741,85 @@ int ctx_report(lua_State* L) {
             f.scope.iter_last = opt_int(s, "iter_last", err);
           }
         }
-        if (!err[0]) run.sink->report(std::move(f));
+        if (!err[0]) {
+          run.sink->report(std::move(f));
+          ++run.reported;
+        }
       }
     } catch (const std::exception& e) {
       std::snprintf(err, kErr, "%s", e.what());
     }
   }
   if (err[0]) return luaL_error(L, "ctx:report: %s", err);
+  return 0;
+}
+
+// ctx:log(...): the arguments (as tostring gives them, separated by spaces) as one line on stderr,
+// "proflint: rule ID: …". Bounded: each line is cut at kMaxLogLine bytes, and a rule writes at most
+// kMaxLogLines lines per trace. Control characters and invalid UTF-8 are escaped so a rule cannot
+// rewrite the user's terminal. Lines of rules running on other threads never interleave.
+constexpr int kMaxLogLines = 50;
+constexpr size_t kMaxLogLine = 1000;
+
+std::mutex& log_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+void write_log_line(const char* text, size_t n) {
+  std::lock_guard<std::mutex> lock(log_mutex());
+  std::fwrite(text, 1, n, stderr);
+  std::fflush(stderr);
+}
+
+int ctx_log(lua_State* L) {
+  RunContext& run = run_of(L);
+  check_self(L, "log");
+  if (run.log_lines > kMaxLogLines) return 0;
+  char line[kMaxLogLine + 256];
+  int head = std::snprintf(line, sizeof line, "proflint: rule %s: ", run.rule_id.c_str());
+  size_t used = head > 0 ? std::min(static_cast<size_t>(head), sizeof line - 1) : 0;
+  size_t limit = used + kMaxLogLine;
+  bool cut = false;
+  if (++run.log_lines > kMaxLogLines) {
+    used += static_cast<size_t>(std::snprintf(line + used, sizeof line - used,
+                                              "further ctx:log lines of this rule are dropped (at most %d per trace)",
+                                              kMaxLogLines));
+  } else {
+    int n = lua_gettop(L);
+    for (int i = 2; i <= n && !cut; ++i) {
+      size_t len = 0;
+      const char* piece = luaL_tolstring(L, i, &len);
+      std::string_view v(piece, len);
+      if (i > 2 && used < limit) line[used++] = ' ';
+      for (size_t k = 0; k < v.size() && !cut;) {
+        auto c = static_cast<unsigned char>(v[k]);
+        size_t seq = utf8_sequence(v, k);
+        if (seq == 0 || c < 0x20 || c == 0x7f) {  // escaped as \xNN
+          if (used + 4 > limit) {
+            cut = true;
+            break;
+          }
+          std::snprintf(line + used, 5, "\\x%02X", c);
+          used += 4;
+          ++k;
+        } else {
+          if (used + seq > limit) {
+            cut = true;
+            break;
+          }
+          std::memcpy(line + used, v.data() + k, seq);
+          used += seq;
+          k += seq;
+        }
+      }
+      lua_pop(L, 1);
+    }
+    if (cut) used += static_cast<size_t>(std::snprintf(line + used, sizeof line - used, " [cut]"));
+  }
+  used = std::min(used, sizeof line - 2);
+  line[used++] = '\n';
+  write_log_line(line, used);
   return 0;
 }
 
@@ -720,8 +984,16 @@ void push_json(lua_State* L, const nlohmann::json& v) {
   }
 }
 
+int query_progress(void* data) {
+  auto* run = static_cast<RunContext*>(data);
+  if (run->budget && budget_spent(*run->budget)) return 1;
+  return run->deadline != std::chrono::steady_clock::time_point{} && std::chrono::steady_clock::now() > run->deadline;
+}
+
 void open_proflint_library(lua_State* L) {
-  static const luaL_Reg fns[] = {{"category", pf_category},   {"format_bytes", pf_format_bytes},
+  static const luaL_Reg fns[] = {{"category", pf_category},   {"dtype", pf_dtype},
+                                 {"dtypes", pf_dtypes},       {"shapes", pf_shapes},
+                                 {"format_bytes", pf_format_bytes},
                                  {"format_ns", pf_format_ns}, {"format_percent", pf_format_percent},
                                  {"intersect", pf_intersect}, {"total", pf_total},
                                  {"union", pf_union},         {"uses_tensor_cores", pf_uses_tensor_cores},
@@ -757,7 +1029,8 @@ void push_ctx(lua_State* L, RunContext& run, const nlohmann::json& options) {
   lua_newtable(L);
   lua_newtable(L);
   static const luaL_Reg methods[] = {
-      {"has", ctx_has}, {"query", ctx_query}, {"report", ctx_report}, {"rows", ctx_rows}, {nullptr, nullptr}};
+      {"has", ctx_has},   {"log", ctx_log},   {"query", ctx_query},
+      {"report", ctx_report}, {"rows", ctx_rows}, {nullptr, nullptr}};
   for (const luaL_Reg* m = methods; m->name; ++m) {
     lua_pushlightuserdata(L, &run);
     lua_pushcclosure(L, m->func, 1);

@@ -12,6 +12,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/common/suggest.hpp"
+#include "engine/common/utf8.hpp"
 #include "engine/lua/api.hpp"
 #include "engine/lua/sandbox.hpp"
 
@@ -78,7 +79,7 @@ bool option_value(lua_State* L, int idx, nlohmann::json& out) {
         out = lua_tonumber(L, idx);
       return true;
     case LUA_TSTRING:
-      out = std::string(lua_tostring(L, idx));
+      out = sanitize_utf8(lua_tostring(L, idx));
       return true;
     case LUA_TTABLE: {
       idx = lua_absindex(L, idx);
@@ -91,7 +92,7 @@ bool option_value(lua_State* L, int idx, nlohmann::json& out) {
           out.push_back(lua_isinteger(L, -1) ? nlohmann::json(lua_tointeger(L, -1))
                                              : nlohmann::json(lua_tonumber(L, -1)));
         else if (t == LUA_TSTRING)
-          out.push_back(std::string(lua_tostring(L, -1)));
+          out.push_back(sanitize_utf8(lua_tostring(L, -1)));
         lua_pop(L, 1);
         if (t != LUA_TNUMBER && t != LUA_TSTRING) return false;
       }
@@ -276,9 +277,15 @@ int evaluate_entry(lua_State* L) {
   return 0;
 }
 
-int progress(void* data) {
-  auto* run = static_cast<RunContext*>(data);
-  return run->deadline != std::chrono::steady_clock::time_point{} && std::chrono::steady_clock::now() > run->deadline;
+// The page cache may grow while a rule reads and counts as its SQLite memory: in-memory stores
+// (the "memdb" VFS) keep a small cache, a store read from a file may cache up to 256 MiB
+// (engine/store/store.cpp), which a rule's cap must leave room for.
+int64_t page_cache_headroom(sqlite3* db) {
+  char* vfs = nullptr;
+  bool memdb = sqlite3_file_control(db, "main", SQLITE_FCNTL_VFSNAME, &vfs) == SQLITE_OK && vfs &&
+               std::string_view(vfs).find("memdb") != std::string_view::npos;
+  sqlite3_free(vfs);
+  return memdb ? 0 : int64_t{256} << 20;
 }
 
 }  // namespace
@@ -357,6 +364,8 @@ RuleInfo load_rule(const RuleFile& file, const RuleLimits& limits) {
     lua_pushlightuserdata(L, &args);
     lua_insert(L, -2);
     if (!box.call(2, 0, error)) info.problems.push_back(error);
+    repair_utf8(info.title);
+    repair_utf8(info.doc);
   } catch (const std::exception& e) {
     info.problems.push_back(file.path + ": " + e.what());
   }
@@ -368,10 +377,10 @@ Finding rule_error(const std::string& path, const std::string& message, std::opt
   f.id = "rule-error";
   f.title = "A Lua rule failed";
   f.diagnostic = true;
-  f.problem = message;
-  f.recommendation =
-      "Fix the rule (check it with `proflint rules check " + path + "`); the other rules and detectors ran normally.";
-  f.source = path;
+  f.problem = sanitize_utf8(message);
+  f.recommendation = sanitize_utf8("Fix the rule (check it with `proflint rules check " + path +
+                                   "`); the other rules and detectors ran normally.");
+  f.source = sanitize_utf8(path);
   f.scope.trace_id = trace_id;
   return f;
 }
@@ -388,12 +397,26 @@ void run_rule(const RuleInfo& info, const RuleFile& file, const nlohmann::json& 
   run.severity = info.severity;
   run.query_time_limit = std::chrono::milliseconds(limits.query_time_limit_ms);
   run.sink = &found;
+  run.max_findings = limits.max_findings;
   std::string error;
   sqlite3* db = facts.db().getHandle();
+  // No single SQL value a rule builds may exceed a quarter of its memory cap (SQLite's own default
+  // is 1 GB, allocated outside the Lua heap, and a value is copied into Lua when read); restored
+  // afterwards for the detectors on this connection.
+  int old_length = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
+  int64_t cap = std::clamp<int64_t>((limits.memory_limit_mb << 20) / 4, 1 << 20, old_length);
+  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, static_cast<int>(cap));
+  auto restore = [&] {
+    sqlite3_progress_handler(db, 0, nullptr, nullptr);
+    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, old_length);
+  };
   try {
-    sqlite3_progress_handler(db, 1000, progress, &run);
+    sqlite3_progress_handler(db, 1000, query_progress, &run);
     {
+      SqliteMemoryScope sqlite_memory((limits.memory_limit_mb << 20) + page_cache_headroom(db));
+      run.sqlite_memory = &sqlite_memory;
       Sandbox box(file.path, limits);
+      run.budget = &box.budget();
       if (run_chunk(box, file, error)) {
         lua_State* L = box.L();
         if (lua_type(L, -1) != LUA_TTABLE) {
@@ -407,16 +430,26 @@ void run_rule(const RuleInfo& info, const RuleFile& file, const nlohmann::json& 
           box.call(2, 0, error);
         }
       }
-    }  // lua_close: open statements are finalized here
-    sqlite3_progress_handler(db, 0, nullptr, nullptr);
+      run.budget = nullptr;
+      run.sqlite_memory = nullptr;
+    }  // lua_close: open statements are finalized here (rules cannot set __gc)
+    restore();
   } catch (const std::exception& e) {
-    sqlite3_progress_handler(db, 0, nullptr, nullptr);
+    run.budget = nullptr;
+    run.sqlite_memory = nullptr;
+    restore();
     error = file.path + ": " + e.what();
   }
   if (!error.empty()) {
     sink.report(rule_error(info.path, error, trace_id));
     return;
   }
+  if (run.dropped > 0)
+    sink.report(rule_error(info.path,
+                           info.path + ": reported " + std::to_string(run.reported + run.dropped) +
+                               " findings on one trace; kept the first " + std::to_string(run.reported) +
+                               " (raise [rules] max_findings)",
+                           trace_id));
   for (auto& f : found.findings) sink.report(std::move(f));
 }
 

@@ -36,6 +36,14 @@ void* limited_alloc(void* ud, void* ptr, size_t osize, size_t nsize) {
     return nullptr;
   }
   int64_t grow = static_cast<int64_t>(nsize) - old;
+  // C functions that loop while allocating (table.concat over an __index that is a C function)
+  // run no Lua instruction: the allocator looks at the clock for them.
+  bool look = (++b->allocations & 255) == 0 || grow >= (1 << 20);
+  if (grow > 0 && (b->deadline_exceeded || (look && b->deadline != std::chrono::steady_clock::time_point{} &&
+                                            std::chrono::steady_clock::now() > b->deadline))) {
+    b->deadline_exceeded = true;
+    return nullptr;
+  }
   if (grow > 0 && b->memory_used + grow > b->memory_limit) {
     b->memory_exceeded = true;
     note_line(*b);
@@ -49,42 +57,60 @@ void* limited_alloc(void* ud, void* ptr, size_t osize, size_t nsize) {
 void count_hook(lua_State* L, lua_Debug* ar) {
   Budget& b = budget_of(L);
   b.instructions += kHookEvery;
-  if (lua_getinfo(L, "Sl", ar) && ar->currentline > 0) b.last_line = ar->currentline;
-  if (b.instructions > b.instruction_limit) {
-    b.instructions_exceeded = true;
-    lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);  // fail again at once if the error is caught
-    lua_pushfstring(L,
-                    "%s:%d: instruction limit of %I exceeded (a loop that never ends? raise [rules] instruction_limit)",
-                    b.path.c_str(), b.last_line, static_cast<lua_Integer>(b.instruction_limit));
-    lua_error(L);
-  }
+  if (!b.raised && lua_getinfo(L, "Sl", ar) && ar->currentline > 0) b.last_line = ar->currentline;
+  if (budget_spent(b)) raise_budget_error(L);
 }
 
-bool budget_spent(const Budget& b) { return b.instructions_exceeded; }
-
-// pcall/xpcall that re-raise once the instruction budget is spent, so a rule cannot catch the
-// budget error and loop on.
+// pcall/xpcall that re-raise once the budget is spent, so a rule cannot catch the budget error and
+// loop on.
 int safe_pcall(lua_State* L) {
   luaL_checkany(L, 1);
   int status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
-  if (budget_spent(budget_of(L))) return lua_error(L);
+  if (budget_spent(budget_of(L))) raise_budget_error(L);
   lua_pushboolean(L, status == LUA_OK);
   lua_insert(L, 1);
   return lua_gettop(L);
 }
 
+// The message handler xpcall installs: the rule's handler, except for the budget error. Lua calls
+// a message handler before unwinding, so for an error raised by the count hook it runs with hooks
+// off: a handler that loops would never be stopped.
+int xpcall_handler(lua_State* L) {
+  if (budget_spent(budget_of(L))) return 1;
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
 int safe_xpcall(lua_State* L) {
   int n = lua_gettop(L);
   luaL_checktype(L, 2, LUA_TFUNCTION);
-  lua_pushvalue(L, 1);
   lua_pushvalue(L, 2);
-  lua_replace(L, 1);
-  lua_replace(L, 2);  // handler, f, args...
+  lua_pushcclosure(L, xpcall_handler, 1);
+  lua_pushvalue(L, 1);
+  lua_replace(L, 2);
+  lua_replace(L, 1);  // handler, f, args...
   int status = lua_pcall(L, n - 2, LUA_MULTRET, 1);
-  if (budget_spent(budget_of(L))) return lua_error(L);
+  if (budget_spent(budget_of(L))) raise_budget_error(L);
   lua_pushboolean(L, status == LUA_OK);
   lua_replace(L, 1);
   return lua_gettop(L);
+}
+
+// setmetatable without __gc: Lua runs finalizers with hooks off (during collection and while the
+// state closes), so a finalizer could loop past every limit.
+int safe_setmetatable(lua_State* L) {
+  if (lua_type(L, 2) == LUA_TTABLE) {
+    lua_pushliteral(L, "__gc");
+    if (lua_rawget(L, 2) != LUA_TNIL)
+      return luaL_error(L, "__gc metamethods are not available to rules (finalizers run outside the rule's limits)");
+    lua_pop(L, 1);
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
 }
 
 // Globals that are not defined are errors, and so is creating one: rule files keep their state in
@@ -138,6 +164,54 @@ int on_error(lua_State* L) {
 
 Budget& budget_of(lua_State* L) { return **static_cast<Budget**>(lua_getextraspace(L)); }
 
+bool budget_spent(Budget& b) {
+  if (b.instructions_exceeded || b.deadline_exceeded) return true;
+  if (b.instructions > b.instruction_limit) {
+    b.instructions_exceeded = true;
+  } else if (b.deadline != std::chrono::steady_clock::time_point{} && std::chrono::steady_clock::now() > b.deadline) {
+    b.deadline_exceeded = true;
+  }
+  return b.instructions_exceeded || b.deadline_exceeded;
+}
+
+namespace {
+void format_budget_message(const Budget& b, char* buf, size_t size) {
+  if (b.instructions_exceeded)
+    std::snprintf(buf, size,
+                  "%s:%d: instruction limit of %lld exceeded (a loop that never ends? raise [rules] instruction_limit)",
+                  b.path.c_str(), b.last_line, static_cast<long long>(b.instruction_limit));
+  else
+    std::snprintf(buf, size, "%s:%d: time limit of %lld ms exceeded (raise [rules] time_limit_ms)", b.path.c_str(),
+                  b.last_line, static_cast<long long>(b.time_limit_ms));
+}
+}  // namespace
+
+std::string budget_message(const Budget& b) {
+  char buf[1024];
+  format_budget_message(b, buf, sizeof buf);
+  return buf;
+}
+
+void raise_budget_error(lua_State* L) {
+  Budget& b = budget_of(L);
+  if (!b.raised) {
+    b.raised = true;
+    note_line(b);
+    lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);  // fail again at once if the error is caught
+  }
+  char buf[1024];
+  format_budget_message(b, buf, sizeof buf);
+  lua_pushstring(L, buf);
+  lua_error(L);
+  std::abort();  // not reached
+}
+
+void charge(lua_State* L, int64_t steps) {
+  Budget& b = budget_of(L);
+  b.instructions += steps;
+  if (budget_spent(b)) raise_budget_error(L);
+}
+
 void raise(lua_State* L, const std::string& message) {
   luaL_where(L, 1);
   lua_pushlstring(L, message.data(), message.size());
@@ -150,6 +224,9 @@ Sandbox::Sandbox(const std::string& path, const RuleLimits& limits) {
   budget_.path = path;
   budget_.memory_limit = limits.memory_limit_mb << 20;
   budget_.instruction_limit = limits.instruction_limit;
+  budget_.time_limit_ms = limits.time_limit_ms;
+  if (limits.time_limit_ms > 0)
+    budget_.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(limits.time_limit_ms);
   L_ = lua_newstate(limited_alloc, &budget_);
   if (!L_) throw Error(path + ": cannot create a Lua state within the memory limit");
   *static_cast<Budget**>(lua_getextraspace(L_)) = &budget_;
@@ -174,11 +251,15 @@ Sandbox::Sandbox(const std::string& path, const RuleLimits& limits) {
   lua_setfield(L_, -2, "pcall");
   lua_pushcfunction(L_, safe_xpcall);
   lua_setfield(L_, -2, "xpcall");
+  lua_getfield(L_, -1, "setmetatable");
+  lua_pushcclosure(L_, safe_setmetatable, 1);
+  lua_setfield(L_, -2, "setmetatable");
   lua_getfield(L_, -1, "string");
   lua_pushnil(L_);
   lua_setfield(L_, -2, "dump");
   lua_pop(L_, 1);
   lua_pop(L_, 1);
+  install_bounded_functions(L_);
   // math.random is seeded from the clock in 5.4: fix the seed so rules stay deterministic.
   luaL_dostring(L_, "math.randomseed(42)");
 
@@ -231,7 +312,10 @@ bool Sandbox::call(int nargs, int nresults, std::string& error) {
   int status = lua_pcall(L_, nargs, nresults, base);
   lua_remove(L_, base);
   if (status == LUA_OK) return true;
-  error = error_text(status);
+  // The budget message when the budget error was raised, or when the allocator refused memory
+  // because the deadline had passed; any other error keeps its own words.
+  bool budget = budget_.raised || (status == LUA_ERRMEM && budget_.deadline_exceeded);
+  error = budget ? budget_message(budget_) : error_text(status);
   lua_pop(L_, 1);
   return false;
 }

@@ -260,7 +260,7 @@ std::string render_compare_json(const CompareResult& r) {
                         {"gating", f.gating}});
   j["findings"] = findings;
   j["notes"] = r.notes;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string render_compare_markdown(const CompareResult& r) {

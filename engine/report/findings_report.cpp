@@ -62,7 +62,7 @@ std::string evidence_value(const nlohmann::ordered_json& v) {
     return out;
   }
   if (v.is_number_float()) return fmt::format("{:.4g}", v.get<double>());
-  return v.dump();
+  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 json finding_json(const Finding& f) {
@@ -217,7 +217,7 @@ std::string render_findings_json(const AnalysisResult& r) {
   root["findings"] = findings;
   root["diagnostics"] = diagnostics;
   root["notes"] = r.notes;
-  return root.dump(2) + "\n";
+  return root.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string render_findings_markdown(const AnalysisResult& r) {
@@ -284,7 +284,7 @@ std::string render_findings_sarif(const AnalysisResult& r) {
   }
   json run = {{"tool", {{"driver", {{"name", "proflint"}, {"version", PROFLINT_VERSION}, {"rules", rules}}}}}, {"results", results}};
   json root = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"}, {"version", "2.1.0"}, {"runs", json::array({run})}};
-  return root.dump(2) + "\n";
+  return root.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace proflint

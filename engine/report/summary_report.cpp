@@ -229,7 +229,7 @@ std::string render_summary_json(const std::vector<TraceSummary>& traces) {
     arr.push_back(j);
   }
   root["traces"] = arr;
-  return root.dump(2) + "\n";
+  return root.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace proflint

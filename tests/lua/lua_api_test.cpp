@@ -198,7 +198,8 @@ TEST(LuaApi, ConfigErrorsNameThePlace) {
 
 TEST(LuaApi, ConfigDumpRoundTrips) {
   auto c = parse_config(
-      "[rules]\npaths = [\"/abs/rules\"]\ninstruction_limit = 5000\nquery_time_limit_ms = 7\n\n"
+      "[rules]\npaths = [\"/abs/rules\"]\ninstruction_limit = 5000\nquery_time_limit_ms = 7\ntime_limit_ms = 900\n"
+      "max_findings = 12\n\n"
       "[rules.my-rule]\nenabled = false\nlimit = 2\n",
       "a.toml");
   auto again = parse_config(dump_config(c), "dump");
@@ -206,6 +207,11 @@ TEST(LuaApi, ConfigDumpRoundTrips) {
   EXPECT_EQ(again.rules.limits.instruction_limit, 5000);
   EXPECT_EQ(again.rules.limits.memory_limit_mb, 256);
   EXPECT_EQ(again.rules.limits.query_time_limit_ms, 7);
+  EXPECT_EQ(again.rules.limits.time_limit_ms, 900);
+  EXPECT_EQ(again.rules.limits.max_findings, 12);
+  EXPECT_EQ(parse_config("", "empty.toml").rules.limits.time_limit_ms, 60000);
+  EXPECT_EQ(parse_config("", "empty.toml").rules.limits.max_findings, 1000);
+  EXPECT_THROW(parse_config("[rules]\ntime_limit_ms = 0\n", "p.toml"), Error);
   ASSERT_TRUE(again.rules.rules.count("my-rule"));
   EXPECT_EQ(again.rules.rules["my-rule"].enabled, false);
   EXPECT_EQ(again.rules.rules["my-rule"].options["limit"], 2);

@@ -34,11 +34,12 @@ inline std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-// Runs `proflint ARGS` in folder `cwd` (args already shell-quoted where needed), NO_COLOR set.
+// Runs `proflint ARGS` in folder `cwd` (args already shell-quoted where needed), NO_COLOR set and
+// CI cleared (under CI=true a failing Lua rule changes analyze's exit code).
 inline RunResult run_proflint_in(const std::string& cwd, const std::string& args) {
   static int counter = 0;
   std::string base = ::testing::TempDir() + "proflint_run_" + std::to_string(getpid()) + "_" + std::to_string(++counter);
-  std::string cmd = "cd " + shell_quote(cwd) + " && NO_COLOR=1 " + shell_quote(proflint_binary()) + " " + args + " >" + base +
+  std::string cmd = "cd " + shell_quote(cwd) + " && CI= NO_COLOR=1 " + shell_quote(proflint_binary()) + " " + args + " >" + base +
                     ".out 2>" + base + ".err";
   int status = std::system(cmd.c_str());
   RunResult r;

@@ -256,10 +256,22 @@ TEST(DeriveStore, KeyNodeBeatsProfilerStepAndRunsUntilTheNextOccurrence) {
   EXPECT_EQ(b.num("SELECT COUNT(*) FROM breakdown WHERE iteration = 2"), 9);
   // Re-derivation replaces, never duplicates.
   EXPECT_EQ(b.num("SELECT COUNT(*) FROM iteration"), 3);
+  EXPECT_EQ(b.num("SELECT COUNT(*) FROM import_issue WHERE kind = 'key_node_not_found'"), 0);
   o.key_node = "absent";
   b.rederive(o);
   EXPECT_EQ(b.text("SELECT iteration_source FROM trace"), "profiler_step");
   EXPECT_EQ(b.num("SELECT COUNT(*) FROM iteration"), 1);
+  // The miss is noted, with the closest names (issue 21 point 9): numbered markers count under
+  // their --key-node name ("train", 3 times); names containing the key come first.
+  o.key_node = "Train";
+  b.rederive(o);
+  EXPECT_EQ(b.text("SELECT example FROM import_issue WHERE kind = 'key_node_not_found'"),
+            "key node 'Train' not found; candidates: 'train' (3×), 'train_helper' (1×), 'ProfilerStep' (1×)");
+  EXPECT_EQ(b.text("SELECT location FROM import_issue WHERE kind = 'key_node_not_found'"), "--key-node");
+  // A later run that finds the key node drops the note.
+  o.key_node = "train";
+  b.rederive(o);
+  EXPECT_EQ(b.num("SELECT COUNT(*) FROM import_issue WHERE kind = 'key_node_not_found'"), 0);
 }
 
 TEST(DeriveStore, ProfilerStepsGiveNumberedIterationsAndIgnoreGpuCopies) {

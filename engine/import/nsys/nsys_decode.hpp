@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/common/utf8.hpp"
+
 namespace proflint::nsys {
 
 // nsys packs ids as [hw/vm id : 16][pid : 24][tid : 24]; a globalPid has tid bits 0.
@@ -79,10 +81,8 @@ std::optional<ArchHint> combine_arch_hints(const std::vector<ArchHint>& hints);
 // torch.autograd.profiler.emit_nvtx ranges: 'aten::add, op_id = 314359' or '..., seq = 12'.
 bool is_torch_emit_nvtx(std::string_view text);
 
-// Text as valid UTF-8: invalid byte sequences become U+FFFD (StringIds of nsys 2022.2 hold
-// non-UTF-8 bytes, and every emitter downstream expects UTF-8).
-bool is_valid_utf8(std::string_view text);
-std::string sanitize_utf8(std::string_view text);
+// Text as valid UTF-8 (is_valid_utf8, sanitize_utf8): engine/common/utf8.hpp. StringIds of nsys
+// 2022.2 hold non-UTF-8 bytes, and every emitter downstream expects UTF-8.
 
 // 'file:' URI that opens `path` immutable (read-only, no locks, no journal, no -shm/-wal files),
 // with the characters that URIs reserve percent-encoded.

@@ -95,7 +95,7 @@ std::string render_json(const Report& report) {
     }
     j["tables"].push_back(std::move(jt));
   }
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace proflint::dlprof
