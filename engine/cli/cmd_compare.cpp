@@ -63,11 +63,19 @@ LoadedSide load_side(const std::vector<std::string>& paths, const CommonOptions&
   return out;
 }
 
-std::string render(const gate::CompareResult& result, const CommonOptions& options) {
-  if (options.format == "json") return render_compare_json(result);
-  if (options.format == "markdown") return render_compare_markdown(result);
-  if (options.format == "junit") return render_compare_junit(result);
-  return render_compare_text(result, options.output == "-" && use_color_on_stdout());
+// Renders the result in the chosen format and writes it (stdout or -o FILE).
+void emit(const gate::CompareResult& result, const CommonOptions& options) {
+  bool color = options.format == "text" && options.output == "-" && use_color_on_stdout();
+  std::string text;
+  if (options.format == "json")
+    text = render_compare_json(result);
+  else if (options.format == "markdown")
+    text = render_compare_markdown(result);
+  else if (options.format == "junit")
+    text = render_compare_junit(result);
+  else
+    text = render_compare_text(result, color);
+  write_output(options.output, text, color);
 }
 
 // `compare --baseline DIR_OF_PAST_RUNS CANDIDATE`: every profile or store in the folder is one
@@ -89,7 +97,7 @@ int compare_history(const CommonOptions& options, const CompareOptions& compare,
     findings.push_back(std::move(p.findings));
   }
   auto result = gate::compare_history(sides, c.side, findings, c.findings, config.gate, compare.strict);
-  write_output(options.output, render(result, options));
+  emit(result, options);
   return result.exit_code();
 }
 
@@ -149,7 +157,7 @@ int cmd_compare(const CommonOptions& options, const CompareOptions& compare) {
   }();
   LoadedSide c = pending.get();
   auto result = gate::compare_sides(b.side, c.side, b.findings, c.findings, config.gate, compare.strict);
-  write_output(options.output, render(result, options));
+  emit(result, options);
   return result.exit_code();
 }
 
