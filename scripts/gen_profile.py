@@ -68,6 +68,11 @@ def parse(argv):
     p.add_argument("--first-step", type=int, default=2, help="number of the first profiled step")
     p.add_argument("--slowdown", type=float, default=0.0, help="scale every duration by (1+PCT/100)")
     p.add_argument("--noise", type=float, default=0.0, help="per-step duration noise, standard deviation in percent")
+    p.add_argument("--outlier", action="append", default=[], metavar="WHERE:FACTOR",
+                   help="scale every duration of one recorded step by FACTOR (e.g. 2.5); WHERE is start, middle, "
+                        "end or a 0-based step index; repeatable")
+    p.add_argument("--extra-op-ms", type=float, default=0.0,
+                   help="a new op per step (aten::extra_op) whose one kernel runs this many ms")
     p.add_argument("--int-us", action="store_true", help="legacy integer-microsecond timestamps (epoch clock)")
     p.add_argument("--no-record-shapes", action="store_true")
     p.add_argument("--no-memory", action="store_true", help="no [memory] events (profile_memory off)")
@@ -135,6 +140,9 @@ def make_cfg(a, argv):
     c.loss_item = not a.no_loss_item
     c.scale = 1.0 + a.slowdown / 100.0
     c.noise = a.noise
+    c.outlier_spec = a.outlier
+    c.outliers = {}          # step number -> factor, filled in main() once the step count is known
+    c.extra_op_ns = int(a.extra_op_ms * 1e6)
     c.int_us = a.int_us or c.fmt == "kineto-legacy"
     c.gzip_level = a.gzip_level
     c.first_step = a.first_step
@@ -251,6 +259,21 @@ def main(argv=None):
                          "use --model mlp/logreg for tiny traces\n" % (per, target))
     c.est_gpu_busy_ns = busy
     steps = a.steps or max(1, int(round((target - fixed) / max(1, per))))
+    for spec in c.outlier_spec:
+        where, _, factor = spec.partition(":")
+        index = {"start": 0, "middle": steps // 2, "end": steps - 1}.get(where)
+        if index is None:
+            try:
+                index = int(where)
+            except ValueError:
+                raise SystemExit("gen_profile.py: --outlier %r: WHERE must be start, middle, end or a step index" % spec)
+        try:
+            f = float(factor or "2.5")
+        except ValueError:
+            raise SystemExit("gen_profile.py: --outlier %r: FACTOR must be a number" % spec)
+        if not 0 <= index < steps or f <= 0:
+            raise SystemExit("gen_profile.py: --outlier %r: step index out of 0..%d or factor <= 0" % (spec, steps - 1))
+        c.outliers[c.first_step + index] = f
     model = build_model(c, a, blocks)
     if c.fmt == "nsys":
         from genprof.nsys import NsysWriter

@@ -63,12 +63,65 @@ LoadedSide load_side(const std::vector<std::string>& paths, const CommonOptions&
   return out;
 }
 
+// Renders the result in the chosen format and writes it (stdout or -o FILE).
+void emit(const gate::CompareResult& result, const CommonOptions& options) {
+  bool color = options.format == "text" && options.output == "-" && use_color_on_stdout();
+  std::string text;
+  if (options.format == "json")
+    text = render_compare_json(result);
+  else if (options.format == "markdown")
+    text = render_compare_markdown(result);
+  else if (options.format == "junit")
+    text = render_compare_junit(result);
+  else
+    text = render_compare_text(result, color);
+  write_output(options.output, text, color);
+}
+
+// `compare --baseline DIR_OF_PAST_RUNS CANDIDATE`: every profile or store in the folder is one
+// past run of the job (loaded on its own), the candidate is judged against their spread.
+int compare_history(const CommonOptions& options, const CompareOptions& compare, const std::string& candidate) {
+  std::vector<std::string> past = expand(compare.baseline, "baseline");
+  Config config = load_config(options.config_path);
+  for (const auto& dir : options.rule_dirs) lua::rule_files_in(dir);
+  for (const auto& [metric, budget] : config.gate.budgets)
+    if (metric.find('*') == std::string::npos) gate::budget_for(config.gate, metric);
+  CommonOptions quiet = options;
+  quiet.progress = false;
+  LoadedSide c = load_side({candidate}, options, config);
+  std::vector<gate::Side> sides;
+  std::vector<std::vector<Finding>> findings;
+  for (const auto& path : past) {
+    LoadedSide p = load_side({path}, quiet, config);
+    sides.push_back(std::move(p.side));
+    findings.push_back(std::move(p.findings));
+  }
+  auto result = gate::compare_history(sides, c.side, findings, c.findings, config.gate, compare.strict);
+  emit(result, options);
+  return result.exit_code();
+}
+
 }  // namespace
 
 int cmd_compare(const CommonOptions& options, const CompareOptions& compare) {
   static const std::vector<std::string> formats = {"text", "json", "markdown", "junit"};
   if (std::find(formats.begin(), formats.end(), options.format) == formats.end())
     throw Error("--format must be text, json, markdown or junit, got '" + options.format + "'");
+  // History mode: --baseline FOLDER... CANDIDATE without --candidate (the option takes several
+  // values, so the candidate may arrive as its last value or as the one positional argument).
+  if (compare.candidate.empty() && !compare.baseline.empty()) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (compare.positional.size() == 1 && fs::is_directory(compare.baseline.front(), ec))
+      return compare_history(options, compare, compare.positional.front());
+    if (compare.positional.empty() && compare.baseline.size() >= 2 && fs::is_directory(compare.baseline.front(), ec) &&
+        !fs::is_directory(compare.baseline.back(), ec)) {
+      CompareOptions history = compare;
+      std::string candidate = history.baseline.back();
+      history.baseline.pop_back();
+      return compare_history(options, history, candidate);
+    }
+  }
   std::vector<std::string> base = compare.baseline, cand = compare.candidate;
   if (!compare.positional.empty()) {
     if (!base.empty() || !cand.empty())
@@ -104,17 +157,7 @@ int cmd_compare(const CommonOptions& options, const CompareOptions& compare) {
   }();
   LoadedSide c = pending.get();
   auto result = gate::compare_sides(b.side, c.side, b.findings, c.findings, config.gate, compare.strict);
-  std::string text;
-  bool color = options.format == "text" && options.output == "-" && use_color_on_stdout();
-  if (options.format == "json")
-    text = render_compare_json(result);
-  else if (options.format == "markdown")
-    text = render_compare_markdown(result);
-  else if (options.format == "junit")
-    text = render_compare_junit(result);
-  else
-    text = render_compare_text(result, color);
-  write_output(options.output, text, color);
+  emit(result, options);
   return result.exit_code();
 }
 

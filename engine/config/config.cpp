@@ -98,6 +98,8 @@ GateConfig parse_gate(const toml::node& node, const std::string& source) {
   g.where = where(source, node.source());
   static const std::vector<std::string> known = {"alpha",          "bootstrap_resamples",
                                                  "budgets",        "fail_on_new_findings",
+                                                 "gating",         "history_min_runs",
+                                                 "history_threshold",
                                                  "informational",  "max_iteration_count_ratio",
                                                  "max_regression", "metrics",
                                                  "min_iterations", "min_workload_overlap",
@@ -196,6 +198,12 @@ GateConfig parse_gate(const toml::node& node, const std::string& source) {
       g.skip_metrics = string_list(value, "gate.skip_metrics", source);
     else if (k == "informational")
       g.informational = string_list(value, "gate.informational", source);
+    else if (k == "gating")
+      g.gating = string_list(value, "gate.gating", source);
+    else if (k == "history_threshold")
+      g.history_threshold = number(0.5, 100);
+    else if (k == "history_min_runs")
+      g.history_min_runs = integer(2, 1'000'000);
   }
   return g;
 }
@@ -472,8 +480,9 @@ std::string dump_config(const Config& config) {
     out += fmt::format("fail_on_new_findings = {}\n", toml_quote(*g.fail_on_new_severity));
   else
     out += fmt::format("fail_on_new_findings = {}\n", quoted_list(g.fail_on_new_findings));
-  out += fmt::format("metrics = {}\nskip_metrics = {}\ninformational = {}\n", quoted_list(g.metrics),
-                     quoted_list(g.skip_metrics), quoted_list(g.informational));
+  out += fmt::format("metrics = {}\nskip_metrics = {}\ngating = {}\ninformational = {}\n", quoted_list(g.metrics),
+                     quoted_list(g.skip_metrics), quoted_list(g.gating), quoted_list(g.informational));
+  out += fmt::format("history_threshold = {}\nhistory_min_runs = {}\n", g.history_threshold, g.history_min_runs);
   if (!g.budgets.empty()) {
     out += "\n[gate.budgets]\n";
     for (const auto& [metric, budget] : g.budgets)

@@ -79,8 +79,13 @@ struct GateConfig {
   std::optional<std::string> fail_on_new_severity;          // or: any new finding at/above this severity
   std::vector<std::string> metrics = {"*"};                 // allow list (patterns with '*')
   std::vector<std::string> skip_metrics;                    // deny list
-  std::vector<std::string> informational = {"kernel.*", "breakdown.kernel_tc",
-                                            "breakdown.kernel_other"};  // shown, never fail the gate
+  // What may fail the gate (patterns); every other metric only explains the verdict. Opt a
+  // component in per metric, e.g. "breakdown.dataloader" or "op_type.*".
+  std::vector<std::string> gating = {"iteration_time", "throughput", "peak_memory", "peak_memory_growth",
+                                     "kernel_time_per_launch"};
+  std::vector<std::string> informational;  // never fail the gate, even when listed in `gating`
+  double history_threshold = 3;            // history mode: candidate beyond median + this x MAD-sigma of past runs
+  int64_t history_min_runs = 3;            // history mode: fewer past runs is inconclusive
   std::string where;                                        // FILE:LINE:COLUMN of [gate]
 };
 

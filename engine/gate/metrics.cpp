@@ -19,6 +19,8 @@ std::string_view unit_name(Unit u) {
       return "share";
     case Unit::bytes:
       return "bytes";
+    case Unit::rate:
+      return "samples_per_s";
   }
   return "ns";
 }
@@ -112,6 +114,12 @@ void read_trace(SQLite::Database& db, const TraceSummary& s, const ExtractOption
     q.bind(3, static_cast<int64_t>(range_hi.value_or(INT64_MAX)));
     while (q.executeStep()) iterations.emplace_back(q.getColumn(0).getInt64(), q.getColumn(1).getInt64());
   }
+  if (options.keep_step) {
+    std::vector<std::pair<int64_t, int64_t>> kept;
+    for (size_t i = 0; i < iterations.size(); ++i)
+      if (options.keep_step(i, iterations.size())) kept.push_back(iterations[i]);
+    iterations = std::move(kept);
+  }
   size_t drop = 0;
   if (!options.user_range && !iterations.empty()) {
     if (options.warmup == "auto") {
@@ -130,11 +138,23 @@ void read_trace(SQLite::Database& db, const TraceSummary& s, const ExtractOption
     iterations.erase(iterations.begin(), iterations.begin() + static_cast<std::ptrdiff_t>(drop));
   }
   for (const auto& it : iterations) t.kept_ns.push_back(it.second);
-  const int64_t k = static_cast<int64_t>(iterations.size());
+  const size_t k = iterations.size();
   const int64_t lo = k ? iterations.front().first : 0, hi = k ? iterations.back().first : -1;
   const bool per_iter = k > 0;
-  const double divisor = per_iter ? static_cast<double>(k) : 1.0;
+  // Position of each kept iteration among the kept ones: rows of other iterations (dropped
+  // warm-up, the other half of a split) are ignored.
+  std::map<int64_t, size_t> position;
+  for (size_t i = 0; i < k; ++i) position[iterations[i].first] = i;
   const auto lower = Polarity::lower_is_better, higher = Polarity::higher_is_better;
+  // One value per kept iteration, 0 where a component did not occur.
+  std::map<std::string, std::vector<double>> series;
+  auto add = [&](const std::string& name, int64_t iteration, double v) {
+    auto p = position.find(iteration);
+    if (p == position.end()) return;
+    auto& s = series[name];
+    if (s.empty()) s.assign(k, 0.0);
+    s[p->second] += v;
+  };
 
   put(t, "wall_time", "", Unit::ns, lower, false, static_cast<double>(s.wall_ns));
 
@@ -160,84 +180,118 @@ void read_trace(SQLite::Database& db, const TraceSummary& s, const ExtractOption
   }
   if (active.empty()) return;  // no GPU work: nothing per GPU to compare
 
-  // The kernel-side metrics count work launched in the kept iterations (or the whole capture).
-  std::string kept = per_iter ? " AND k.iteration BETWEEN ? AND ?" : "";
-  auto bind_kept = [&](SQLite::Statement& q, int first) {
-    if (per_iter) {
-      q.bind(first, lo);
-      q.bind(first + 1, hi);
-    }
-  };
-  {
-    SQLite::Statement q(db,
-                        "SELECT COALESCE(sum(k.dur_ns), 0) FROM _kernel k JOIN _op o ON o.id = k.op_id "
-                        "WHERE k.trace_id = ? AND o.tc_eligible = 1 AND k.is_tensor_core = 0 "
-                        "AND k.category IN ('gemm', 'conv', 'attention')" +
-                            kept);
-    q.bind(1, s.trace_id);
-    bind_kept(q, 2);
-    q.executeStep();
-    put(t, "tc_eligible_not_tc_time", "", Unit::ns, lower, per_iter,
-        static_cast<double>(q.getColumn(0).getInt64()) / divisor);
-  }
-  // GPU time per op type and per kernel name: grouped on ids first, names joined per group (not
-  // per kernel row), one metric per name.
-  {
-    SQLite::Statement q(db,
-                        "SELECT COALESCE(g.op_type, s.value), sum(g.ns) FROM (SELECT o.op_type, o.name_id, "
-                        "sum(k.dur_ns) AS ns FROM _kernel k JOIN _op o ON o.id = k.op_id WHERE k.trace_id = ?" +
-                            kept + " GROUP BY o.op_type, o.name_id) g JOIN string s ON s.id = g.name_id GROUP BY 1");
-    q.bind(1, s.trace_id);
-    bind_kept(q, 2);
-    while (q.executeStep())
-      put(t, "op_type." + q.getColumn(0).getString(), "", Unit::ns, lower, per_iter,
-          static_cast<double>(q.getColumn(1).getInt64()) / divisor);
-  }
-  {
-    SQLite::Statement q(db,
-                        "SELECT s.value, g.ns FROM (SELECT k.name_id, sum(k.dur_ns) AS ns FROM _kernel k "
-                        "WHERE k.trace_id = ?" +
-                            kept + " GROUP BY k.name_id) g JOIN string s ON s.id = g.name_id");
-    q.bind(1, s.trace_id);
-    bind_kept(q, 2);
-    while (q.executeStep())
-      put(t, "kernel." + q.getColumn(0).getString(), "", Unit::ns, lower, per_iter,
-          static_cast<double>(q.getColumn(1).getInt64()) / divisor);
-  }
-  // Breakdown: per iteration and averaged over the active GPUs, so a category reads as "time a
-  // GPU spends on it per step"; without iterations, as a share of the capture window.
-  {
-    std::string sql = per_iter ? "SELECT category, sum(time_ns) FROM breakdown WHERE trace_id = ? AND device_id >= 0 "
-                                 "AND iteration BETWEEN ? AND ? GROUP BY category"
-                               : "SELECT category, sum(time_ns) FROM breakdown WHERE trace_id = ? AND device_id >= 0 "
-                                 "AND iteration = -1 GROUP BY category";
-    SQLite::Statement q(db, sql);
-    q.bind(1, s.trace_id);
-    if (per_iter) {
+  if (per_iter) {
+    // Kernel-side metrics per iteration the kernels were launched in.
+    auto per_iteration_rows = [&](const std::string& sql, const std::string& prefix) {
+      SQLite::Statement q(db, sql);
+      q.bind(1, s.trace_id);
       q.bind(2, lo);
       q.bind(3, hi);
-    }
-    const double gpus = static_cast<double>(active.size());
+      while (q.executeStep())
+        add(prefix + q.getColumn(1).getString(), q.getColumn(0).getInt64(),
+            static_cast<double>(q.getColumn(2).getInt64()));
+    };
+    per_iteration_rows(
+        "SELECT k.iteration, '', COALESCE(sum(k.dur_ns), 0) FROM _kernel k JOIN _op o ON o.id = k.op_id "
+        "WHERE k.trace_id = ? AND k.iteration BETWEEN ? AND ? AND o.tc_eligible = 1 AND k.is_tensor_core = 0 "
+        "AND k.category IN ('gemm', 'conv', 'attention') GROUP BY k.iteration",
+        "tc_eligible_not_tc_time");
+    // GPU time per op type and per kernel name: grouped on ids first, names joined per group.
+    per_iteration_rows(
+        "SELECT g.iteration, COALESCE(g.op_type, s.value), sum(g.ns) FROM (SELECT k.iteration, o.op_type, "
+        "o.name_id, sum(k.dur_ns) AS ns FROM _kernel k JOIN _op o ON o.id = k.op_id WHERE k.trace_id = ? "
+        "AND k.iteration BETWEEN ? AND ? GROUP BY k.iteration, o.op_type, o.name_id) g "
+        "JOIN string s ON s.id = g.name_id GROUP BY 1, 2",
+        "op_type.");
+    per_iteration_rows(
+        "SELECT g.iteration, s.value, g.ns FROM (SELECT k.iteration, k.name_id, sum(k.dur_ns) AS ns FROM _kernel k "
+        "WHERE k.trace_id = ? AND k.iteration BETWEEN ? AND ? GROUP BY k.iteration, k.name_id) g "
+        "JOIN string s ON s.id = g.name_id",
+        "kernel.");
+    if (!series.count("tc_eligible_not_tc_time")) series["tc_eligible_not_tc_time"].assign(k, 0.0);
+    // Breakdown per iteration, averaged over the active GPUs: "time a GPU spends on it per step".
     // 'kernel' = kernel_tc + kernel_other: the GPU compute time, whichever units did it. Moving
-    // work onto Tensor Cores grows kernel_tc and is no regression; the sum is what gates.
+    // work onto Tensor Cores grows kernel_tc and is no regression; the sum is what matters.
+    SQLite::Statement q(db,
+                        "SELECT iteration, category, sum(time_ns) FROM breakdown WHERE trace_id = ? AND device_id >= 0 "
+                        "AND iteration BETWEEN ? AND ? GROUP BY iteration, category");
+    q.bind(1, s.trace_id);
+    q.bind(2, lo);
+    q.bind(3, hi);
+    const double gpus = static_cast<double>(active.size());
+    while (q.executeStep()) {
+      std::string category = q.getColumn(1).getString();
+      int64_t iteration = q.getColumn(0).getInt64();
+      double v = static_cast<double>(q.getColumn(2).getInt64()) / gpus;
+      add("breakdown." + category, iteration, v);
+      if (category == "kernel_tc" || category == "kernel_other") add("breakdown.kernel", iteration, v);
+    }
+    for (auto& [name, values] : series) {
+      Metric m;
+      m.name = name;
+      m.unit = Unit::ns;
+      m.polarity = lower;
+      m.per_iteration = true;
+      m.samples = std::move(values);
+      m.value = median(m.samples);
+      t.metrics[{name, ""}] = std::move(m);
+    }
+  } else {
+    // No iterations: window totals say nothing about work done, so kernels are compared per
+    // launch (a unit of work that holds across windows) and the breakdown as shares of the window
+    // (shown, never gating).
+    std::map<std::string, std::vector<double>> launches;
+    std::map<std::string, size_t> seen;
+    SQLite::Statement q(db,
+                        "SELECT s.value, k.dur_ns FROM _kernel k JOIN string s ON s.id = k.name_id "
+                        "WHERE k.trace_id = ? ORDER BY k.start_ns");
+    q.bind(1, s.trace_id);
+    std::map<std::string, double> total;
+    while (q.executeStep()) {
+      std::string name = q.getColumn(0).getString();
+      double d = static_cast<double>(q.getColumn(1).getInt64());
+      total[name] += d;
+      size_t n = ++seen[name];
+      auto& v = launches[name];
+      // Reservoir-free thinning: keep every launch up to the cap, then every 2nd, 4th, ... so the
+      // kept launches still span the whole window.
+      if (v.size() < options.max_launch_samples) {
+        v.push_back(d);
+      } else if (n % 2 == 0) {
+        for (size_t i = 0; i < v.size() / 2; ++i) v[i] = v[2 * i + 1];
+        v.resize(v.size() / 2);
+        v.push_back(d);
+      }
+    }
+    for (auto& [name, values] : launches) {
+      Metric m;
+      m.name = "kernel_launch." + name;
+      m.unit = Unit::ns;
+      m.polarity = lower;
+      m.samples = std::move(values);
+      m.value = median(m.samples);
+      m.run_values = {total[name]};  // GPU time in the window: ranks kernels for `top`
+      t.metrics[{m.name, ""}] = std::move(m);
+    }
+    SQLite::Statement b(db,
+                        "SELECT category, sum(time_ns) FROM breakdown WHERE trace_id = ? AND device_id >= 0 "
+                        "AND iteration = -1 GROUP BY category");
+    b.bind(1, s.trace_id);
+    const double gpus = static_cast<double>(active.size());
     double kernels = 0;
     bool any_kernel = false;
-    auto put_category = [&](const std::string& category, double total) {
-      if (per_iter)
-        put(t, "breakdown." + category, "", Unit::ns, lower, true, total / divisor);
-      else if (s.wall_ns > 0)
-        put(t, "breakdown." + category, "", Unit::share, lower, false, total / static_cast<double>(s.wall_ns));
-    };
-    while (q.executeStep()) {
-      std::string category = q.getColumn(0).getString();
-      double total = static_cast<double>(q.getColumn(1).getInt64()) / gpus;
-      put_category(category, total);
+    while (b.executeStep()) {
+      std::string category = b.getColumn(0).getString();
+      double total_ns = static_cast<double>(b.getColumn(1).getInt64()) / gpus;
+      if (s.wall_ns > 0)
+        put(t, "breakdown." + category, "", Unit::share, lower, false, total_ns / static_cast<double>(s.wall_ns));
       if (category == "kernel_tc" || category == "kernel_other") {
-        kernels += total;
+        kernels += total_ns;
         any_kernel = true;
       }
     }
-    if (any_kernel) put_category("kernel", kernels);
+    if (any_kernel && s.wall_ns > 0)
+      put(t, "breakdown.kernel", "", Unit::share, lower, false, kernels / static_cast<double>(s.wall_ns));
   }
   // Peak memory: the allocator's running total when the trace records it; older traces only
   // carry per-event deltas, whose running sum gives the peak growth above the capture start
@@ -344,8 +398,14 @@ Side extract_side(Store& store, const ExtractOptions& options) {
   it.value = median(it.samples);
   if (!it.samples.empty()) side.metrics.push_back(it);
 
-  // Every other metric: the mean over the traces. Job-wide metrics missing from a trace count as
-  // zero there (an op type that did not run took no time); per-GPU ones average where present.
+  side.runs = side.combined_ranks ? 1 : traces.size();
+  if (!side.combined_ranks && traces.size() > 1)
+    for (const auto& t : traces)
+      if (!t.kept_ns.empty()) side.metrics.back().run_values.push_back(median({t.kept_ns.begin(), t.kept_ns.end()}));
+
+  // Every other metric. Per-iteration ones: repeated runs pool their iterations (ranks of one job
+  // average per step); a run without the component contributes zeros. Scalars: the mean over the
+  // traces, job-wide ones missing from a trace counting as zero; peak memory: the largest.
   std::map<Key, std::vector<const Metric*>> by_key;
   for (const auto& t : traces)
     for (const auto& [key, m] : t.metrics) by_key[key].push_back(&m);
@@ -355,6 +415,45 @@ Side extract_side(Store& store, const ExtractOptions& options) {
   for (const auto& [key, list] : by_key) {
     if (!key.second.empty() && device_scopes.size() < 2) continue;  // one GPU: the job-wide value says it all
     Metric m = *list.front();
+    if (m.per_iteration) {
+      m.samples.clear();
+      m.run_values.clear();
+      auto of = [&](const TraceData& t) -> std::vector<double> {
+        auto it = t.metrics.find(key);
+        if (it != t.metrics.end() && it->second.per_iteration) return it->second.samples;
+        return std::vector<double>(t.kept_ns.size(), 0.0);
+      };
+      if (side.combined_ranks) {
+        size_t steps = SIZE_MAX;
+        for (const auto& t : traces) steps = std::min(steps, t.kept_ns.size());
+        m.samples.assign(steps, 0.0);
+        for (const auto& t : traces) {
+          auto v = of(t);
+          for (size_t i = 0; i < steps; ++i) m.samples[i] += v[i] / static_cast<double>(traces.size());
+        }
+      } else {
+        for (const auto& t : traces) {
+          auto v = of(t);
+          if (traces.size() > 1 && !v.empty()) m.run_values.push_back(median(v));
+          m.samples.insert(m.samples.end(), v.begin(), v.end());
+        }
+      }
+      m.value = median(m.samples);
+      side.metrics.push_back(std::move(m));
+      continue;
+    }
+    if (key.first.rfind("kernel_launch.", 0) == 0) {
+      m.samples.clear();
+      double total = 0;
+      for (const auto* x : list) {
+        m.samples.insert(m.samples.end(), x->samples.begin(), x->samples.end());
+        total += x->run_values.empty() ? 0 : x->run_values.front();
+      }
+      m.value = median(m.samples);
+      m.run_values = {total};
+      side.metrics.push_back(std::move(m));
+      continue;
+    }
     double sum = 0, peak = 0;
     for (const auto* x : list) {
       sum += x->value;

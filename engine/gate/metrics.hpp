@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,9 +17,9 @@
 namespace proflint::gate {
 
 enum class Polarity { lower_is_better, higher_is_better };
-enum class Unit { ns, share, bytes };
+enum class Unit { ns, share, bytes, rate };  // rate: samples per second (throughput)
 
-std::string_view unit_name(Unit u);          // 'ns', 'share', 'bytes'
+std::string_view unit_name(Unit u);          // 'ns', 'share', 'bytes', 'samples_per_s'
 std::string_view polarity_name(Polarity p);  // 'lower_is_better', 'higher_is_better'
 
 struct Metric {
@@ -26,9 +27,12 @@ struct Metric {
   std::string scope;  // '' for the whole job, else 'GPU 0' or 'rank 1 GPU 0'
   Unit unit = Unit::ns;
   Polarity polarity = Polarity::lower_is_better;
-  bool per_iteration = false;   // the value is an average per iteration (else over the capture)
-  double value = 0;             // the metric (the median for iteration_time)
-  std::vector<double> samples;  // iteration_time: one duration per iteration
+  bool per_iteration = false;   // one value per iteration in `samples` (else one value for the capture)
+  double value = 0;             // the median of `samples` when there are samples, else the value
+  // Per-iteration metrics: one value per kept iteration (0 where the component did not occur);
+  // kernel_launch.*: one duration per launch (sides without iterations).
+  std::vector<double> samples;
+  std::vector<double> run_values;  // per-iteration metrics: the median of each run (trace) on its own
 };
 
 // What must match before two sides can be compared.
@@ -46,6 +50,10 @@ struct ExtractOptions {
   double warmup_tolerance = 0.2;  // auto: a leading iteration above (1 + this) x median is warm-up
   bool user_range = false;        // --iter-start/--iter-stop given: never drop iterations
   int64_t top = 10;               // op types and kernels kept, by GPU time
+  // Which of a trace's iterations (after --iter-start/--iter-stop, before warm-up) to keep, by
+  // position among them: lets tests split one capture into two sides (halves, odd/even steps).
+  std::function<bool(size_t index, size_t count)> keep_step;
+  size_t max_launch_samples = 2000;  // per kernel, when a trace has no iterations
 };
 
 struct Side {
@@ -55,6 +63,7 @@ struct Side {
   Fingerprint fingerprint;
   std::vector<std::string> notes;  // warm-up dropped, how ranks were combined ...
   bool combined_ranks = false;     // iteration time is the slowest rank per step
+  size_t runs = 0;                 // independent runs: traces, or 1 when the traces are ranks of one job
 };
 
 // Reads the metrics of every trace in `store` (derived, restricted to the aggregation range) and

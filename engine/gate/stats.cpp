@@ -134,4 +134,164 @@ Interval bootstrap_median_ratio(const std::vector<double>& a, const std::vector<
   return out;
 }
 
+double mad(const std::vector<double>& values) {
+  if (values.empty()) return 0;
+  double m = median(values);
+  std::vector<double> dev;
+  dev.reserve(values.size());
+  for (double v : values) dev.push_back(std::abs(v - m));
+  return median(std::move(dev));
+}
+
+std::vector<double> holm_adjust(const std::vector<double>& p) {
+  const size_t m = p.size();
+  std::vector<size_t> order(m);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return p[x] < p[y]; });
+  std::vector<double> out(m, 1.0);
+  double running = 0;
+  for (size_t k = 0; k < m; ++k) {
+    double v = std::min(1.0, static_cast<double>(m - k) * p[order[k]]);
+    running = std::max(running, v);  // step-down: never smaller than an earlier (smaller) one
+    out[order[k]] = running;
+  }
+  return out;
+}
+
+std::vector<double> bh_adjust(const std::vector<double>& p) {
+  const size_t m = p.size();
+  std::vector<size_t> order(m);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return p[x] < p[y]; });
+  std::vector<double> out(m, 1.0);
+  double running = 1;
+  for (size_t k = m; k-- > 0;) {  // step-up: never larger than a later (larger) one
+    double v = std::min(1.0, static_cast<double>(m) * p[order[k]] / static_cast<double>(k + 1));
+    running = std::min(running, v);
+    out[order[k]] = running;
+  }
+  return out;
+}
+
+double normal_quantile(double p) {
+  if (p <= 0) return -INFINITY;
+  if (p >= 1) return INFINITY;
+  // Phi(x) = erfc(-x / sqrt 2) / 2 is increasing: bisect on [-40, 40].
+  double lo = -40, hi = 40;
+  for (int i = 0; i < 200 && hi - lo > 1e-13; ++i) {
+    double mid = (lo + hi) / 2;
+    if (std::erfc(-mid / std::sqrt(2.0)) / 2 < p)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+double min_mann_whitney_p(size_t m, size_t n) {
+  if (m == 0 || n == 0) return 1;
+  // C(m+n, m) as a product of ratios: no overflow for any realistic size.
+  double c = 1;
+  size_t k = std::min(m, n), total = m + n;
+  for (size_t i = 1; i <= k; ++i) c = c * static_cast<double>(total - k + i) / static_cast<double>(i);
+  return std::min(1.0, 2 / c);
+}
+
+namespace {
+
+// Continued fraction of the regularized incomplete beta function (modified Lentz).
+double beta_fraction(double a, double b, double x) {
+  const double tiny = 1e-300;
+  double c = 1, d = 1 - (a + b) * x / (a + 1);
+  if (std::abs(d) < tiny) d = tiny;
+  d = 1 / d;
+  double h = d;
+  for (int m = 1; m <= 300; ++m) {
+    double dm = m;
+    double num = dm * (b - dm) * x / ((a + 2 * dm - 1) * (a + 2 * dm));
+    d = 1 + num * d;
+    c = 1 + num / c;
+    if (std::abs(d) < tiny) d = tiny;
+    if (std::abs(c) < tiny) c = tiny;
+    d = 1 / d;
+    h *= d * c;
+    num = -(a + dm) * (a + b + dm) * x / ((a + 2 * dm) * (a + 2 * dm + 1));
+    d = 1 + num * d;
+    c = 1 + num / c;
+    if (std::abs(d) < tiny) d = tiny;
+    if (std::abs(c) < tiny) c = tiny;
+    d = 1 / d;
+    double step = d * c;
+    h *= step;
+    if (std::abs(step - 1) < 1e-15) break;
+  }
+  return h;
+}
+
+double incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x));
+  if (x < (a + 1) / (a + b + 2)) return front * beta_fraction(a, b, x) / a;
+  return 1 - front * beta_fraction(b, a, 1 - x) / b;
+}
+
+}  // namespace
+
+double welch_t_p(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() < 2 || b.size() < 2) return 1;
+  auto moments = [](const std::vector<double>& v) {
+    double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+    double ss = 0;
+    for (double x : v) ss += (x - mean) * (x - mean);
+    return std::make_pair(mean, ss / static_cast<double>(v.size() - 1));
+  };
+  auto [ma, va] = moments(a);
+  auto [mb, vb] = moments(b);
+  double na = static_cast<double>(a.size()), nb = static_cast<double>(b.size());
+  double se2 = va / na + vb / nb;
+  if (se2 <= 0) return ma == mb ? 1.0 : 0.0;
+  double t = (mb - ma) / std::sqrt(se2);
+  double df = se2 * se2 / ((va / na) * (va / na) / (na - 1) + (vb / nb) * (vb / nb) / (nb - 1));
+  // Two-sided tail of Student's t: I_{df / (df + t^2)}(df / 2, 1 / 2).
+  return std::min(1.0, incomplete_beta(df / 2, 0.5, df / (df + t * t)));
+}
+
+Detectable minimal_detectable_change(const std::vector<double>& a, const std::vector<double>& b, double alpha,
+                                     double power, double budget_relative) {
+  Detectable d;
+  if (a.empty() || b.empty()) {
+    d.possible = false;
+    return d;
+  }
+  // Spread of each sample around its own median, relative to it, pooled by size.
+  auto relative_spread = [](const std::vector<double>& v) {
+    double m = median(v);
+    return m > 0 ? 1.4826 * mad(v) / m : 0.0;
+  };
+  double na = static_cast<double>(a.size()), nb = static_cast<double>(b.size());
+  double sa = relative_spread(a), sb = relative_spread(b);
+  d.noise = std::sqrt((sa * sa * na + sb * sb * nb) / (na + nb));
+  const double z = normal_quantile(1 - alpha / 2) + normal_quantile(power);
+  const double efficiency = std::sqrt(M_PI / 3);
+  d.relative = z * efficiency * d.noise * std::sqrt(1 / na + 1 / nb);
+  bool ties = false;
+  {
+    std::vector<double> pooled(a);
+    pooled.insert(pooled.end(), b.begin(), b.end());
+    std::sort(pooled.begin(), pooled.end());
+    ties = std::adjacent_find(pooled.begin(), pooled.end()) != pooled.end();
+  }
+  if (!ties && a.size() + b.size() <= 100 && min_mann_whitney_p(a.size(), b.size()) >= alpha) d.possible = false;
+  if (budget_relative > 0) {
+    // Equal sizes n: z e sigma sqrt(2/n) <= budget  =>  n >= 2 (z e sigma / budget)^2; and at least
+    // enough steps for the exact test to reach alpha at all.
+    double need = 2 * std::pow(z * efficiency * d.noise / budget_relative, 2);
+    int64_t n = std::max<int64_t>(5, static_cast<int64_t>(std::ceil(need)));
+    while (min_mann_whitney_p(static_cast<size_t>(n), static_cast<size_t>(n)) >= alpha) ++n;
+    d.steps_for_budget = n;
+  }
+  return d;
+}
+
 }  // namespace proflint::gate

@@ -26,33 +26,18 @@ std::string change_text(const MetricResult& r) { return gate::format_change(r); 
 
 std::string status_text(const MetricResult& r) {
   std::string s(gate::status_name(r.status));
-  if (r.status == Status::regression && !r.gating) s += " (info)";
+  // throughput carries the step's verdict (it is the same test), so it needs no label.
+  if (r.status != Status::unchanged && !r.gating && r.name != "throughput") s += " (explains)";
   return s;
 }
 
-// Kernel names carry return types and argument lists that make them unreadable in a table:
-// "kernel.void f<float, 128>(int, float*)" reads as "kernel.f<float, 128>". JSON keeps the full name.
-std::string short_name(const std::string& name) {
-  if (name.rfind("kernel.", 0) != 0) return name;
-  std::string k = name.substr(7);
-  if (k.rfind("void ", 0) == 0) k = k.substr(5);
-  if (!k.empty() && k.back() == ')') {
-    int depth = 0;
-    for (size_t i = k.size(); i-- > 0;) {
-      if (k[i] == ')') ++depth;
-      if (k[i] == '(' && --depth == 0) {
-        if (i > 0) k = k.substr(0, i);
-        break;
-      }
-    }
-  }
-  return "kernel." + k;
-}
-
-std::string metric_label(const MetricResult& r, size_t max) {
-  std::string name = short_name(r.name);
-  if (name.size() > max) name = name.substr(0, max - 3) + "...";
-  return name;
+// Full metric names, wrapped at `width` characters: kernel names that differ only in a template
+// argument or a parameter list must never be cut to look alike.
+std::vector<std::string> wrapped_name(const std::string& name, size_t width) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < name.size(); i += width) out.push_back(name.substr(i, width));
+  if (out.empty()) out.push_back("");
+  return out;
 }
 
 std::string fingerprint_text(const gate::Fingerprint& f) {
@@ -146,8 +131,11 @@ std::string render_compare_text(const CompareResult& r, bool color) {
                               : r.verdict == gate::Verdict::improvement  ? "1;32"
                               : r.verdict == gate::Verdict::inconclusive ? "1;33"
                                                                          : "1";
+  // The verdict and its reason on the first line: a CI log shows why without scrolling.
   std::string out =
-      fmt::format("proflint compare: {}\n  {}\n\n", paint(verdict_upper(r.verdict), verdict_color), r.headline);
+      fmt::format("proflint compare: {} - {}\n", paint(verdict_upper(r.verdict), verdict_color), r.headline);
+  for (const auto& c : r.caveats) out += "  ! " + c + "\n";
+  out += "\n";
   out += fmt::format("baseline   {}\n           {}\n", paths_text(r.baseline_paths),
                      fingerprint_text(r.baseline_fingerprint));
   out += fmt::format("candidate  {}\n           {}\n", paths_text(r.candidate_paths),
@@ -158,6 +146,8 @@ std::string render_compare_text(const CompareResult& r, bool color) {
   }
   out += fmt::format("\n{:<48} {:<13} {:>10} {:>10} {:>9} {:>7}  {}\n", "METRIC", "SCOPE", "BASELINE", "CANDIDATE",
                      "CHANGE", "BUDGET", "STATUS");
+  if (r.mode == "history")
+    out += "  (history mode: BASELINE is the median of the past runs)\n";
   for (const auto& m : r.metrics) {
     std::string status = status_text(m);
     if (m.status == Status::regression && m.gating)
@@ -167,18 +157,29 @@ std::string render_compare_text(const CompareResult& r, bool color) {
     else if (m.status == Status::inconclusive)
       status = paint(status, "33");
     std::string extra;
-    if (m.p_value) extra = fmt::format("  p={:.3g}", *m.p_value);
-    out += fmt::format("{:<48} {:<13} {:>10} {:>10} {:>9} {:>7}  {}{}\n", metric_label(m, 48), m.scope,
+    if (m.p_adjusted)
+      extra = fmt::format("  p={:.3g}", *m.p_adjusted);
+    else if (m.p_value)
+      extra = fmt::format("  p={:.3g}", *m.p_value);
+    auto lines = wrapped_name(m.name, 48);
+    out += fmt::format("{:<48} {:<13} {:>10} {:>10} {:>9} {:>7}  {}{}\n", lines.front(), m.scope,
                        value_text(m.baseline, m.unit), value_text(m.candidate, m.unit), change_text(m), m.budget.text,
                        status, extra);
+    for (size_t i = 1; i < lines.size(); ++i) out += "  " + lines[i] + "\n";
   }
-  bool any_detail = false;
+  // Why: what gates first (the step and anything that changed), then the components that changed
+  // and explain the verdict without deciding it.
+  std::string gates, explains;
   for (const auto& m : r.metrics) {
-    if (!significant(m) && m.name != "iteration_time") continue;
-    if (!any_detail) out += "\nwhy:\n";
-    any_detail = true;
-    out += fmt::format("  {}{}: {}\n", metric_label(m, 120), m.scope.empty() ? "" : " [" + m.scope + "]", m.reason);
+    bool primary = m.name == "iteration_time" || m.name == "kernel_time_per_launch";
+    if (!significant(m) && !primary) continue;
+    std::string line =
+        fmt::format("  {}{}: {}\n", m.name, m.scope.empty() ? "" : " [" + m.scope + "]", m.reason);
+    (m.gating || primary ? gates : explains) += line;
   }
+  if (!gates.empty()) out += "\ngates:\n" + gates;
+  if (!explains.empty())
+    out += "\nwhy (explains the verdict; gates only when listed in [gate] gating):\n" + explains;
   if (!r.findings.empty()) {
     out += "\nfindings:\n";
     for (const auto& f : r.findings)
@@ -213,6 +214,11 @@ std::string render_compare_json(const CompareResult& r) {
   j["headline"] = r.headline;
   j["strict"] = r.strict;
   j["alpha"] = r.alpha;
+  j["mode"] = r.mode;
+  j["caveats"] = r.caveats;
+  j["correction"] = r.correction;
+  j["gating_tests"] = r.gating_tests;
+  j["explaining_tests"] = r.explaining_tests;
   j["comparable"] = r.incomparable.empty();
   j["incomparable"] = r.incomparable;
   j["baseline"] = side(r.baseline_paths, r.baseline_fingerprint);
@@ -233,17 +239,31 @@ std::string render_compare_json(const CompareResult& r) {
     x["gating"] = m.gating;
     x["budget"] = {{"text", m.budget.text}, {"kind", budget_kind(m.budget)}, {"amount", m.budget.amount}};
     x["reason"] = m.reason;
-    if (m.name == "iteration_time") {
+    auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+    if (m.name == "iteration_time" || m.p_value) {
       json t;
       t["test"] = "mann_whitney_u_two_sided";
-      t["p_value"] = m.p_value ? json(*m.p_value) : json(nullptr);
+      t["p_value"] = opt(m.p_value);
+      t["p_adjusted"] = opt(m.p_adjusted);
       t["exact"] = m.exact_test;
       t["baseline_n"] = m.baseline_n;
       t["candidate_n"] = m.candidate_n;
-      t["median_ratio"] = m.baseline && *m.baseline != 0 ? json(*m.candidate / *m.baseline) : json(nullptr);
+      t["median_ratio"] =
+          m.baseline && m.candidate && *m.baseline != 0 ? json(*m.candidate / *m.baseline) : json(nullptr);
       t["median_ratio_ci"] = m.ratio_ci ? json::array({m.ratio_ci->low, m.ratio_ci->high}) : json(nullptr);
+      if (m.baseline_step) t["baseline_step_ns"] = *m.baseline_step;
+      if (m.name == "iteration_time") {
+        t["noise"] = opt(m.noise);
+        t["detectable_change"] = opt(m.detectable_change);
+        t["steps_for_budget"] = m.steps_for_budget;
+        t["baseline_runs"] = m.baseline_runs;
+        t["candidate_runs"] = m.candidate_runs;
+        t["run_p_value"] = opt(m.run_p_value);
+      }
       x["statistics"] = t;
     }
+    if (m.history_median)
+      x["history"] = {{"median", *m.history_median}, {"spread", opt(m.history_spread)}, {"runs", m.history_runs}};
     metrics.push_back(x);
   }
   j["metrics"] = metrics;
@@ -268,8 +288,9 @@ std::string render_compare_markdown(const CompareResult& r) {
                      : r.verdict == gate::Verdict::improvement  ? ":rocket:"
                      : r.verdict == gate::Verdict::inconclusive ? ":grey_question:"
                                                                 : ":white_check_mark:";
-  std::string out =
-      fmt::format("### {} proflint compare: {}\n\n{}\n", mark, gate::verdict_name(r.verdict), md_cell(r.headline));
+  std::string out = fmt::format("### {} proflint compare: {} - {}\n\n", mark, gate::verdict_name(r.verdict),
+                                md_cell(r.headline));
+  for (const auto& c : r.caveats) out += "> " + md_cell(c) + "\n>\n";
   if (!r.incomparable.empty()) {
     out += "\n**Not comparable:**\n\n";
     for (const auto& why : r.incomparable) out += "- " + md_cell(why) + "\n";
@@ -281,7 +302,7 @@ std::string render_compare_markdown(const CompareResult& r) {
       if (only_significant && !significant(m)) continue;
       std::string status = status_text(m);
       if (m.status == Status::regression && m.gating) status = "**" + status + "**";
-      t += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} |\n", md_cell(metric_label(m, 80)), md_cell(m.scope),
+      t += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} |\n", md_cell(m.name), md_cell(m.scope),
                        value_text(m.baseline, m.unit), value_text(m.candidate, m.unit), change_text(m),
                        md_cell(m.budget.text), status);
     }
@@ -310,7 +331,7 @@ std::string render_compare_markdown(const CompareResult& r) {
   out += fmt::format("\n<details><summary>All {} metrics</summary>\n\n{}\n", r.metrics.size(), table(false));
   for (const auto& m : r.metrics)
     if (significant(m) || m.name == "iteration_time")
-      out += fmt::format("- `{}`{}: {}\n", md_cell(metric_label(m, 120)),
+      out += fmt::format("- `{}`{}: {}\n", md_cell(m.name),
                          m.scope.empty() ? "" : " [" + md_cell(m.scope) + "]", md_cell(m.reason));
   out += "\n</details>\n";
   out += "\n<details><summary>Inputs and notes</summary>\n\n";
@@ -362,13 +383,14 @@ std::string render_compare_junit(const CompareResult& r) {
     skipped += c.kind == "skipped";
   }
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += fmt::format("<testsuites name=\"proflint compare\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n",
-                     cases.size(), failures, skipped);
+  out += fmt::format("<testsuites name=\"proflint compare: {} - {}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n",
+                     gate::verdict_name(r.verdict), xml_escape(r.headline), cases.size(), failures, skipped);
   out += fmt::format("  <testsuite name=\"proflint compare: {}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n",
                      xml_escape(std::string(gate::verdict_name(r.verdict))), cases.size(), failures, skipped);
   out += "    <properties>\n";
   out += fmt::format("      <property name=\"verdict\" value=\"{}\"/>\n", gate::verdict_name(r.verdict));
   out += fmt::format("      <property name=\"headline\" value=\"{}\"/>\n", xml_escape(r.headline));
+  for (const auto& c : r.caveats) out += fmt::format("      <property name=\"caveat\" value=\"{}\"/>\n", xml_escape(c));
   out += fmt::format("      <property name=\"baseline\" value=\"{}\"/>\n", xml_escape(paths_text(r.baseline_paths)));
   out += fmt::format("      <property name=\"candidate\" value=\"{}\"/>\n", xml_escape(paths_text(r.candidate_paths)));
   out += "    </properties>\n";

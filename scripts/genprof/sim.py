@@ -145,6 +145,8 @@ class Sim:
         self.k_mta_mul = K.multi_tensor("mul", 320)
         self.k_unscale = K.multi_tensor("unscale", 320)
         self.k_fill1 = K.ew("fill", "fp32", 1)
+        self.o_extra = opt("aten::extra_op", [[]], ["float"], rs)
+        self.k_extra = K.spec("void proflint_gen::extra_op_kernel<float>(float*, long)", (1024, 1, 1), (256, 1, 1), 32)
         self.k_nccl = K.nccl_allreduce(gpu.arch)
         self.param_ops = []
         for (L, pn, numel) in model.params:
@@ -315,6 +317,7 @@ class Sim:
         self.scale = cfg.scale
         if cfg.noise:
             self.scale *= max(0.5, 1.0 + self.nrng.gauss(0.0, cfg.noise / 100.0))
+        self.scale *= getattr(cfg, "outliers", {}).get(n, 1.0)
         self.gpu_busy = 0
         m = self.main
         m.t += self.c(18)
@@ -344,6 +347,10 @@ class Sim:
         if self.m.amp and self.m.prec == "fp16":
             self.grad_scaler_unscale(m)
         self.optimizer(m)
+        if getattr(cfg, "extra_op_ns", 0):
+            self.begin(m, self.o_extra, pre=5)
+            self.launch(m, self.k_extra, cfg.extra_op_ns)
+            self.end(m, post=2)
         if self.m.amp and self.m.prec == "fp16":
             self.grad_scaler_update(m)
         if cfg.loss_item:

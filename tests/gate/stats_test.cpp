@@ -164,3 +164,68 @@ TEST(GateStats, PropertyTwentyPercentSlowdownIsAlwaysSignificant) {
     EXPECT_GT(median(cand) / median(base), 1.1);
   }
 }
+
+// Holm by hand (python3): raw p [0.01, 0.04, 0.03, 0.005], m = 4. Sorted: 0.005 x 4 = 0.02,
+// 0.01 x 3 = 0.03, 0.03 x 2 = 0.06, 0.04 x 1 = 0.04 -> max(0.06, 0.04) = 0.06.
+TEST(GateStats, HolmAdjustmentByHand) {
+  auto adj = holm_adjust({0.01, 0.04, 0.03, 0.005});
+  ASSERT_EQ(adj.size(), 4u);
+  EXPECT_NEAR(adj[0], 0.03, 1e-15);
+  EXPECT_NEAR(adj[1], 0.06, 1e-15);
+  EXPECT_NEAR(adj[2], 0.06, 1e-15);
+  EXPECT_NEAR(adj[3], 0.02, 1e-15);
+  EXPECT_DOUBLE_EQ(holm_adjust({0.7})[0], 0.7);
+  EXPECT_DOUBLE_EQ(holm_adjust({0.6, 0.9})[0], 1.0);  // capped
+  EXPECT_TRUE(holm_adjust({}).empty());
+}
+
+// Welch with two values per side and equal variances has df = 2 exactly, where the two-sided tail
+// is 1 - |t| / sqrt(t^2 + 2): a = {1, 3}, b = {5, 7}: t = 4 / sqrt(2), p = 0.105572809000084
+// (python3, closed form).
+TEST(GateStats, WelchTTestByHand) {
+  EXPECT_NEAR(welch_t_p({1, 3}, {5, 7}), 0.10557280900008414, 1e-12);
+  EXPECT_NEAR(welch_t_p({5, 7}, {1, 3}), 0.10557280900008414, 1e-12);
+  EXPECT_DOUBLE_EQ(welch_t_p({1}, {5, 7}), 1.0);            // one run: nothing to test
+  EXPECT_DOUBLE_EQ(welch_t_p({2, 2, 2}, {2, 2}), 1.0);      // no spread, no difference
+}
+
+TEST(GateStats, NormalQuantileAndSmallestExactP) {
+  EXPECT_NEAR(normal_quantile(0.975), 1.959963984540054, 1e-9);
+  EXPECT_NEAR(normal_quantile(0.8), 0.8416212335729143, 1e-9);
+  EXPECT_NEAR(normal_quantile(0.5), 0.0, 1e-12);
+  // 2 / C(m+n, m): 3 vs 3 can never reach 0.05; 4 vs 4 can.
+  EXPECT_NEAR(min_mann_whitney_p(3, 3), 0.1, 1e-15);
+  EXPECT_NEAR(min_mann_whitney_p(4, 4), 2.0 / 70, 1e-15);
+  EXPECT_NEAR(min_mann_whitney_p(5, 6), 2.0 / 462, 1e-15);
+  // The exact test's own extreme agrees: complete separation of 4 vs 4.
+  EXPECT_NEAR(mann_whitney_u({1, 2, 3, 4}, {5, 6, 7, 8}).p_value, min_mann_whitney_p(4, 4), 1e-12);
+}
+
+// The detectable change by hand (python3): a = {97,100,103,99,101} has median 100 and MAD 1,
+// b = {98,100,102,97,103,100} median 100 and MAD 2; pooled robust noise
+// sqrt((0.014826^2 x 5 + 0.029652^2 x 6) / 11) = 0.0240728; (1.959964 + 0.841621) x sqrt(pi/3)
+// x 0.0240728 x sqrt(1/5 + 1/6) = 0.0417908.
+TEST(GateStats, MinimalDetectableChangeByHand) {
+  auto d = minimal_detectable_change({97, 100, 103, 99, 101}, {98, 100, 102, 97, 103, 100}, 0.05, 0.8, 0.02);
+  EXPECT_NEAR(d.noise, 0.024072802465551334, 1e-9);
+  EXPECT_NEAR(d.relative, 0.041790783521061886, 1e-8);
+  EXPECT_TRUE(d.possible);
+  // Steps per side for a 2% budget: 2 x (2.801585 x 1.023327 x 0.0240728 / 0.02)^2 = 23.8 -> 24.
+  EXPECT_EQ(d.steps_for_budget, 24);
+  auto three = minimal_detectable_change({1, 2, 3}, {4, 5, 6}, 0.05, 0.8, 0);
+  EXPECT_FALSE(three.possible);  // 3 vs 3 can never reach p < 0.05
+}
+
+// BH by hand (python3): raw p [0.01, 0.04, 0.03, 0.005], m = 4. Sorted with rank k: 0.005 x 4/1 =
+// 0.02, 0.01 x 4/2 = 0.02, 0.03 x 4/3 = 0.04, 0.04 x 4/4 = 0.04; running minimum from the top.
+TEST(GateStats, BenjaminiHochbergByHand) {
+  auto adj = bh_adjust({0.01, 0.04, 0.03, 0.005});
+  ASSERT_EQ(adj.size(), 4u);
+  EXPECT_NEAR(adj[0], 0.02, 1e-15);
+  EXPECT_NEAR(adj[1], 0.04, 1e-15);
+  EXPECT_NEAR(adj[2], 0.04, 1e-15);
+  EXPECT_NEAR(adj[3], 0.02, 1e-15);
+  // Never larger than Holm's.
+  auto holm = holm_adjust({0.01, 0.04, 0.03, 0.005});
+  for (size_t i = 0; i < 4; ++i) EXPECT_LE(adj[i], holm[i]);
+}
