@@ -192,8 +192,10 @@ void read_trace(SQLite::Database& db, const TraceSummary& s, const ExtractOption
             static_cast<double>(q.getColumn(2).getInt64()));
     };
     per_iteration_rows(
-        "SELECT k.iteration, '', COALESCE(sum(k.dur_ns), 0) FROM _kernel k JOIN _op o ON o.id = k.op_id "
-        "WHERE k.trace_id = ? AND k.iteration BETWEEN ? AND ? AND o.tc_eligible = 1 AND k.is_tensor_core = 0 "
+        // op.tc_eligible marks only the outermost eligible op of a sub-tree (schema 4); a kernel
+        // finds it through kernel.tc_eligible_op_id.
+        "SELECT k.iteration, '', COALESCE(sum(k.dur_ns), 0) FROM _kernel k "
+        "WHERE k.trace_id = ? AND k.iteration BETWEEN ? AND ? AND k.tc_eligible_op_id IS NOT NULL AND k.is_tensor_core = 0 "
         "AND k.category IN ('gemm', 'conv', 'attention') GROUP BY k.iteration",
         "tc_eligible_not_tc_time");
     // GPU time per op type and per kernel name: grouped on ids first, names joined per group.
