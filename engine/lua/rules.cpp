@@ -418,6 +418,7 @@ void run_rule(const RuleInfo& info, const RuleFile& file, const nlohmann::json& 
     return;
   }
   for (auto& f : found.findings) sink.report(std::move(f));
+  for (auto& c : found.checks) sink.below_threshold(std::move(c));
 }
 
 }  // namespace proflint::lua
