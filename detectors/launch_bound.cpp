@@ -101,7 +101,17 @@ class LaunchBound final : public Detector {
       if (launched < min_kernels_) continue;
       double short_share = static_cast<double>(short_kernels) / static_cast<double>(launched);
       double idle_share = static_cast<double>(late_idle_ns) / static_cast<double>(dev.window_ns);
-      if (short_share < min_short_share_ || idle_share < min_idle_share_) continue;
+      if (short_share < min_short_share_) {
+        sink.below_threshold(checked_below(*this, trace_id, dev.device_id, "share of launches that are short kernels",
+                                           short_share, min_short_share_, "share"));
+        continue;
+      }
+      if (idle_share < min_idle_share_) {
+        sink.below_threshold(checked_below(*this, trace_id, dev.device_id,
+                                           "GPU-idle time waiting for late launches", idle_share, min_idle_share_,
+                                           "share of the GPU's window"));
+        continue;
+      }
 
       // Queue depth seen by each launch: work launched before it and not finished yet (HTA's queue length).
       std::sort(launch_starts.begin(), launch_starts.end());
