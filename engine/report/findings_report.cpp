@@ -107,14 +107,17 @@ json below_json(const BelowThreshold& b) {
   return j;
 }
 
-// "27.1 ms of its 54.2 ms estimate is already counted under #3 pageable-memcpy"
+// "27.1 ms of its 27.1 ms estimate is already counted under #3 pageable-memcpy (same evidence); ..."
 std::string overlap_text(const Finding& f) {
   std::string under;
-  for (const auto& o : f.overlaps)
-    under += fmt::format("{}{} under {}{}", under.empty() ? "" : ", ", format_ns(o.shared_ns),
-                         o.rank ? fmt::format("#{} ", o.rank) : "", o.id);
-  return fmt::format("of its {} estimate, {} already counted (same evidence); only the rest is counted here",
-                     format_ns(f.gross_savings_ns), under);
+  int64_t shared = 0;
+  for (const auto& o : f.overlaps) {
+    shared += o.shared_ns;
+    under += fmt::format("{}{}{}", under.empty() ? "" : ", ", o.rank ? fmt::format("#{} ", o.rank) : "", o.id);
+    if (f.overlaps.size() > 1) under += fmt::format(" ({})", format_ns(o.shared_ns));
+  }
+  return fmt::format("{} of its {} estimate is already counted under {} (same evidence); only the rest counts here",
+                     format_ns(shared), format_ns(f.gross_savings_ns), under);
 }
 
 json finding_json(const Finding& f) {
