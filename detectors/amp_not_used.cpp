@@ -8,7 +8,6 @@
 #include <cctype>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <tuple>
 
@@ -50,17 +49,41 @@ std::optional<std::string> first_dtype(const std::string& json) {
   return std::nullopt;
 }
 
+// The number formed by a run of exactly 2 or 3 digits starting at `pos` of `l` (the run must end
+// there), or 0. Hand-written instead of std::regex: kernel names reach 10^6 characters and
+// libstdc++'s regex recurses per character.
+int two_or_three_digits_at(const std::string& l, size_t pos) {
+  size_t end = pos;
+  while (end < l.size() && std::isdigit(static_cast<unsigned char>(l[end]))) ++end;
+  if (end - pos < 2 || end - pos > 3) return 0;
+  return std::stoi(l.substr(pos, end - pos));
+}
+
 // The lowest architecture (as 70, 75, 80, 90, 100 ...) that a kernel name proves the GPU to be at
 // least: kernels compiled for an architecture only run on it and its successors. 0 when the name
-// says nothing.
+// says nothing. Reads the first 'sm80' / 'sm_90' token (not preceded by a letter or digit) and the
+// first 'cutlass_80_' token.
 int arch_from_kernel_name(const std::string& name) {
   std::string l = lower(name);
   int arch = 0;
-  static const std::regex sm(R"((?:^|[^a-z0-9])sm_?([0-9]{2,3})(?:[^0-9]|$))");
-  static const std::regex cutlass(R"(cutlass_([0-9]{2,3})_)");
-  std::smatch m;
-  if (std::regex_search(l, m, sm)) arch = std::max(arch, std::stoi(m[1]));
-  if (std::regex_search(l, m, cutlass)) arch = std::max(arch, std::stoi(m[1]));
+  for (size_t p = l.find("sm"); p != std::string::npos; p = l.find("sm", p + 1)) {
+    if (p > 0 && std::isalnum(static_cast<unsigned char>(l[p - 1]))) continue;
+    size_t digits = p + 2;
+    if (digits < l.size() && l[digits] == '_') ++digits;
+    if (int a = two_or_three_digits_at(l, digits)) {
+      arch = std::max(arch, a);
+      break;
+    }
+  }
+  for (size_t p = l.find("cutlass_"); p != std::string::npos; p = l.find("cutlass_", p + 1)) {
+    size_t digits = p + 8, end = digits;
+    while (end < l.size() && std::isdigit(static_cast<unsigned char>(l[end]))) ++end;
+    int a = two_or_three_digits_at(l, digits);
+    if (a && end < l.size() && l[end] == '_') {
+      arch = std::max(arch, a);
+      break;
+    }
+  }
   static const std::pair<std::string_view, int> families[] = {{"volta_", 70},  {"turing_", 75}, {"ampere_", 80},
                                                               {"hopper_", 90}, {"nvjet", 90},   {"blackwell_", 100}};
   for (const auto& [word, a] : families)

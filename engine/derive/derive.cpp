@@ -50,7 +50,7 @@ class StepClock {
 // Tensor Core use and category once per distinct kernel name (names repeat millions of times).
 void classify_kernels(TraceData& t) {
   struct Verdict {
-    bool tensor_core;
+    bool tensor_core, decided;
     std::string_view category;
   };
   std::unordered_map<int64_t, Verdict> by_name;
@@ -61,11 +61,11 @@ void classify_kernels(TraceData& t) {
     auto it = by_name.find(g.name_id);
     if (it == by_name.end()) {
       const std::string& name = t.text(g.name_id);
-      it = by_name
-               .emplace(g.name_id, Verdict{classify_tensor_core(name, extra).uses_tensor_cores, kernel_category(name)})
-               .first;
+      auto verdict = classify_tensor_core(name, extra);
+      it = by_name.emplace(g.name_id, Verdict{verdict.uses_tensor_cores, verdict.decided, kernel_category(name)}).first;
     }
     g.tensor_core = it->second.tensor_core;
+    g.tensor_core_decided = it->second.decided;
     g.category = it->second.category;
   }
 }
@@ -85,6 +85,7 @@ void compute(TraceData& t, std::vector<BreakdownRow>& breakdown) {
   clock.lap("ops");
   attribute_api_to_ops(t);
   attribute_gpu_to_ops(t);
+  resolve_tensor_cores_by_op(t);  // names the table cannot decide: the launching op's dtypes
   assign_iterations(t);
   aggregate_op_gpu_time(t);
   clock.lap("attribute");

@@ -69,6 +69,7 @@ struct GpuRec {
   int64_t op = -1;   // index into ops
   int32_t iteration = -1;
   bool tensor_core = false;   // kernels only
+  bool tensor_core_decided = false;  // the name decided tensor_core (else the op fallback may)
   std::string_view category;  // kernels only (static storage)
 };
 
@@ -114,6 +115,11 @@ struct TraceData {
   std::vector<IterationRec> iterations;  // sorted, non-overlapping
   std::string iteration_source = "none";
   std::vector<int64_t> described_devices;  // device_id rows present in the device table
+  struct DeviceInfo {
+    std::string vendor, name;
+    std::optional<int64_t> compute_major;
+  };
+  std::unordered_map<int64_t, DeviceInfo> devices;  // by device_id, what the device table says
 
   // Text of every name id loaded with the trace, plus provisional (negative) ids for new text.
   std::unordered_map<int64_t, std::string> strings;

@@ -151,6 +151,15 @@ void load_rest(sqlite3* store, TraceData& t) {
     while (q.step()) t.described_devices.push_back(q.i64(0));
   }
   {
+    Sql q(store, "SELECT device_id, COALESCE(vendor, ''), COALESCE(name, ''), compute_major FROM device WHERE trace_id = ?");
+    q.bind(1, trace_id);
+    while (q.step()) {
+      TraceData::DeviceInfo d{q.text(1), q.text(2), std::nullopt};
+      if (q.i64(3) != kNone) d.compute_major = q.i64(3);
+      t.devices.emplace(q.i64(0), std::move(d));
+    }
+  }
+  {
     Sql q(store,
           "SELECT id, pid, tid, start_ns, dur_ns, name_id, correlation_id, external_id FROM _api_call NOT INDEXED "
           "WHERE trace_id = ?");

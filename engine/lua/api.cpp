@@ -246,7 +246,7 @@ int pf_uses_tensor_cores(lua_State* L) {
     auto verdict = classify_tensor_core(std::string_view(name, n));
     uses = verdict.uses_tensor_cores;
     std::snprintf(why, sizeof why, "%s", verdict.why.c_str());
-  } catch (const std::exception& e) {  // e.g. std::regex on a pathological name
+  } catch (const std::exception& e) {  // e.g. std::bad_alloc copying a huge name (the matcher is linear)
     failed = true;
     std::snprintf(why, sizeof why, "%s", e.what());
   }

@@ -298,6 +298,16 @@ int64_t StoreWriter::intern(std::string_view text) {
   return id;
 }
 
+std::string_view StoreWriter::bounded_name(std::string_view name, std::string_view table) {
+  if (name.size() <= kMaxNameBytes) return name;
+  size_t cut = kMaxNameBytes;
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+  add_issue(std::string(table) + "_name_truncated", name.substr(0, 200),
+            std::string("a ") + std::string(table) + " name of " + std::to_string(name.size()) + " bytes, kept " +
+                std::to_string(cut));
+  return name.substr(0, cut);
+}
+
 void StoreWriter::see_interval(int64_t start, int64_t dur) {
   min_ts_ = std::min(min_ts_, start);
   max_ts_ = std::max(max_ts_, start + std::max<int64_t>(dur, 0));
@@ -344,7 +354,7 @@ void StoreWriter::add_stream(int64_t device_id, int64_t stream_id, std::optional
 void StoreWriter::add_kernel(const KernelRow& r) {
   see_interval(r.start_ns, r.dur_ns);
   ++rows_;
-  int64_t name_id = intern(r.name);
+  int64_t name_id = intern(bounded_name(r.name, "kernel"));
   KernelCmd c{r, name_id};
   c.row.name = {};  // points into the importer's buffers
   impl_->push(std::move(c));
@@ -365,7 +375,7 @@ void StoreWriter::add_memset(const MemsetRow& r) {
 void StoreWriter::add_api_call(const ApiCallRow& r) {
   see_interval(r.start_ns, r.dur_ns);
   ++rows_;
-  int64_t name_id = intern(r.name);
+  int64_t name_id = intern(bounded_name(r.name, "api_call"));
   ApiCmd c{r, name_id};
   c.row.name = {};
   impl_->push(std::move(c));
@@ -379,7 +389,7 @@ void StoreWriter::add_range(const RangeRow& r) {
     return intern(*s);
   };
   RangeCmd c;
-  c.name_id = intern(r.name);
+  c.name_id = intern(bounded_name(r.name, "range"));
   c.input_dims_id = opt_intern(r.input_dims);
   c.input_types_id = opt_intern(r.input_types);
   c.call_stack_id = opt_intern(r.call_stack);
@@ -410,7 +420,7 @@ void StoreWriter::add_memory_sample(const MemorySampleRow& r) {
 
 void StoreWriter::add_counter(const CounterRow& r) {
   ++rows_;
-  int64_t name_id = intern(r.name);
+  int64_t name_id = intern(bounded_name(r.name, "counter"));
   CounterCmd c{r, name_id};
   c.row.name = {};
   impl_->push(std::move(c));

@@ -143,7 +143,14 @@ class StoreWriter {
 
   int64_t intern(std::string_view text);
 
+  // Kernel, API, range and counter names longer than this are cut to it at import (at a UTF-8
+  // character boundary) and counted as an import issue '<table>_name_truncated': real names stay
+  // far below (the longest C++ template names seen are ~10 KB), and every later stage then works
+  // on bounded text.
+  static constexpr size_t kMaxNameBytes = size_t{64} << 10;
+
  private:
+  std::string_view bounded_name(std::string_view name, std::string_view table);
   struct Impl;
   std::unique_ptr<Impl> impl_;
   int64_t trace_id_ = 0;

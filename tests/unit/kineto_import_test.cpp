@@ -335,8 +335,9 @@ TEST_F(KinetoImport, BrokenEventsAreCountedAndSkipped) {
   ImportResult r = import("broken.json", json);
   EXPECT_EQ(column("SELECT kind || '=' || count FROM import_issue ORDER BY kind"),
             "bad_duration=1|bad_timestamp=2|event_not_an_object=1|event_without_category=1|event_without_dur=1|event_without_ph=1|"
-            "event_without_ts=2|invalid_event_json=1|negative_duration=1|unknown_category=2|unknown_phase=1|unsupported_phase=1");
-  EXPECT_EQ(r.issues, 15);
+            "event_without_ts=2|invalid_event_json=1|negative_duration=1|range_name_truncated=1|unknown_category=2|unknown_phase=1|"
+            "unsupported_phase=1");
+  EXPECT_EQ(r.issues, 16);
   // Nesting deeper than simdjson's limit inside an arg we never read is skipped, not an error.
   EXPECT_EQ(num("SELECT count(*) FROM range WHERE name = 'deep'"), 1);
   EXPECT_EQ(text("SELECT example FROM import_issue WHERE kind = 'unknown_category'"), "gpu_frobnicate");
@@ -344,7 +345,8 @@ TEST_F(KinetoImport, BrokenEventsAreCountedAndSkipped) {
   EXPECT_EQ(text("SELECT example FROM import_issue WHERE kind = 'event_without_ts'"), "no ts");
   EXPECT_EQ(text("SELECT location FROM import_issue WHERE kind = 'event_without_ts'"), "byte " + std::to_string(json.find("{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"no ts\"")));
   EXPECT_EQ(column("SELECT name || ' ' || coalesce(device_id, '-') FROM kernel ORDER BY start_ns"), "good 0|big pid -");
-  EXPECT_EQ(num("SELECT length(name) FROM range WHERE start_ns = 300000"), 100000);
+  // The 100,000-character op name is kept, cut to the 64 KiB name bound (StoreWriter::kMaxNameBytes).
+  EXPECT_EQ(num("SELECT length(name) FROM range WHERE start_ns = 300000"), 65536);
   EXPECT_EQ(num("SELECT event_count FROM trace"), 19);
 }
 
