@@ -14,8 +14,9 @@ Counts the GPU kernels launched by optimizer-pass ops (optimizer.step and zero_g
 iteration that are not multi_tensor_apply / fused optimizer kernels. Many such kernels per step
 mean a per-parameter ("for-loop") optimizer: the step costs one dispatch and launch per parameter
 and operation. The estimate is the GPU-idle time inside the optimizer's runs of kernels (from the
-first to the last optimizer kernel of each run, minus their kernel time) times
-`recoverable_fraction`: the launch gaps a fused optimizer removes. The host time of the optimizer
+first to the last optimizer kernel of a run within one iteration, minus their kernel time; at most
+the optimizer ops' host time) times `recoverable_fraction`: the launch gaps a fused optimizer
+removes. The host time of the optimizer
 ops is not the saving: for most of it the GPU is still busy with the backward pass queued before.
 The saving is claimed as `optimizer-kernels:t<trace>:d<device>`, the key no-fusion uses for the
 same kernels, so the ranking counts it once.]],
@@ -66,30 +67,33 @@ same kernels, so the ranking counts it once.]],
         names[#names + 1] = string.format("%s ×%d (%s)", row.name, row.calls, proflint.format_ns(row.host_ns))
       end
     end
-    -- GPU-idle time the fix removes: optimizer kernels that follow each other with no other kernel
-    -- between them on their GPU form a run; inside a run the GPU idles where the host had not yet
-    -- launched the next tiny kernel. A run's idle time is its span minus its kernel time (overlapping
-    -- kernels only make that smaller).
+    -- GPU-idle time the fix removes: optimizer kernels of one iteration that follow each other with
+    -- no other kernel between them on their GPU form a run; inside a run the GPU idles where the
+    -- host had not yet launched the next tiny kernel. A run's idle time is its span minus its kernel
+    -- time (overlapping kernels only make that smaller). Runs never cross an iteration boundary (the
+    -- next step's input loading is not the optimizer's), and the total is capped at the host time
+    -- of the optimizer ops: the GPU cannot wait on them longer than they ran.
     local idle_ns, runs, claims, per_device = 0, 0, {}, {}
     for row in ctx:rows([[
         WITH k AS (
-          SELECT coalesce(k.device_id, 0) AS d, k.start_ns AS s, k.start_ns + k.dur_ns AS e, k.id AS id,
+          SELECT coalesce(k.device_id, 0) AS d, k.iteration AS it, k.start_ns AS s, k.start_ns + k.dur_ns AS e, k.id AS id,
                  coalesce(o.pass = 'optimizer', 0) AS opt
           FROM _kernel k LEFT JOIN _op o ON o.id = k.op_id
           WHERE k.trace_id = ? AND k.iteration IS NOT NULL),
         g AS (
-          SELECT d, s, e, opt, sum(1 - opt) OVER (PARTITION BY d ORDER BY s, id ROWS UNBOUNDED PRECEDING) AS run
+          SELECT d, it, s, e, opt, sum(1 - opt) OVER (PARTITION BY d, it ORDER BY s, id ROWS UNBOUNDED PRECEDING) AS run
           FROM k)
         SELECT d AS device_id, run, max(e) - min(s) AS span_ns, sum(e - s) AS kernel_ns
-        FROM g WHERE opt = 1 GROUP BY d, run]], ctx.trace_id) do
+        FROM g WHERE opt = 1 GROUP BY d, it, run]], ctx.trace_id) do
       local idle = math.max(0, row.span_ns - row.kernel_ns)
       idle_ns = idle_ns + idle
       runs = runs + 1
       per_device[row.device_id] = (per_device[row.device_id] or 0) + idle
     end
-    local savings = math.floor(idle_ns * o.recoverable_fraction)
+    local cap = idle_ns > host_ns and host_ns / idle_ns or 1
+    local savings = math.floor(idle_ns * cap * o.recoverable_fraction)
     for device, idle in pairs(per_device) do
-      claims[string.format("optimizer-kernels:t%d:d%d", ctx.trace_id, device)] = math.floor(idle * o.recoverable_fraction)
+      claims[string.format("optimizer-kernels:t%d:d%d", ctx.trace_id, device)] = math.floor(idle * cap * o.recoverable_fraction)
     end
     if savings < o.min_wall_share * ctx.summary.wall_ns then
       ctx:below_threshold{ measured = "estimated saving (GPU-idle time between unfused optimizer kernels x " ..
@@ -116,7 +120,8 @@ same kernels, so the ranking counts it once.]],
       estimated_savings_ns = savings,
       claims = claims,
       savings_method = string.format(
-        "GPU-idle time inside the runs of optimizer kernels (span minus kernel time) x %.2f " ..
+        "GPU-idle time inside the runs of optimizer kernels (span minus kernel time; at most the " ..
+        "optimizer ops' host time) x %.2f " ..
         "(recoverable_fraction: the launch gaps a fused optimizer removes)", o.recoverable_fraction),
       confidence = 0.6,
       evidence = {
