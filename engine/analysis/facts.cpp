@@ -4,6 +4,9 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cctype>
+#include <string>
+#include <string_view>
 
 #include "engine/common/error.hpp"
 
@@ -66,9 +69,14 @@ int read_only_authorizer(void*, int action, const char*, const char* arg2, const
     case SQLITE_READ:
     case SQLITE_RECURSIVE:
       return SQLITE_OK;
-    case SQLITE_FUNCTION:
-      // arg2 is the function name; loading native code is never a read.
-      return arg2 && std::string_view(arg2) == "load_extension" ? SQLITE_DENY : SQLITE_OK;
+    case SQLITE_FUNCTION: {
+      // arg2 is the function name. Loading native code is never a read; fts3_tokenizer with one
+      // argument returns a function pointer (an address leak), with two it installs one.
+      if (!arg2) return SQLITE_OK;
+      std::string name(arg2);
+      for (auto& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      return name == "load_extension" || name == "fts3_tokenizer" ? SQLITE_DENY : SQLITE_OK;
+    }
     default:  // writes, DDL, ATTACH/DETACH, PRAGMA, transactions
       return SQLITE_DENY;
   }

@@ -105,6 +105,7 @@ int cmd_compare(const CommonOptions& options, const CompareOptions& compare) {
   LoadedSide c = pending.get();
   auto result = gate::compare_sides(b.side, c.side, b.findings, c.findings, config.gate, compare.strict);
   std::string text;
+  bool color = options.format == "text" && options.output == "-" && use_color_on_stdout();
   if (options.format == "json")
     text = render_compare_json(result);
   else if (options.format == "markdown")
@@ -112,8 +113,8 @@ int cmd_compare(const CommonOptions& options, const CompareOptions& compare) {
   else if (options.format == "junit")
     text = render_compare_junit(result);
   else
-    text = render_compare_text(result, options.output == "-" && use_color_on_stdout());
-  write_output(options.output, text);
+    text = render_compare_text(result, color);
+  write_output(options.output, text, color);
   return result.exit_code();
 }
 

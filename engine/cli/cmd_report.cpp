@@ -3,7 +3,7 @@
 // Files are named <base>_<report>[_<domain>].<csv|json> in --output-path. Every report is built
 // in memory first; existing targets (without --force), an unknown report, format or domain, and
 // an unwritable folder are all refused before the first file is written, so a failed run leaves
-// no partial output. Each file is written atomically (write_output).
+// no partial output. The files are written together at the end (OutputFile, commit_all).
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,10 +15,11 @@
 #include "engine/analysis/runner.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/common/error.hpp"
+#include "engine/common/output_file.hpp"
 #include "engine/common/suggest.hpp"
 #include "engine/config/config.hpp"
 #include "engine/report/dlprof/reports.hpp"
-#include "engine/report/output.hpp"
+#include "engine/report/format.hpp"
 
 namespace proflint {
 
@@ -149,17 +150,17 @@ int cmd_report(const CommonOptions& options, const ReportOptions& report) {
   if (access(dir.c_str(), W_OK | X_OK) != 0)
     throw input_error(dir.string(), "", "the output folder is not writable; nothing was written");
 
-  std::vector<fs::path> written;
-  try {
-    for (const auto& [path, content] : files) {
-      bool existed = fs::exists(path, ec);
-      write_output(path.string(), content);
-      if (!existed) written.push_back(path);
-    }
-  } catch (...) {
-    for (const auto& p : written) fs::remove(p, ec);
-    throw;
+  // Every file is staged (written and fsync'ed under a temporary name) before the first one is
+  // moved into place: a failure while writing leaves no report file.
+  std::vector<OutputFile> outputs;
+  outputs.reserve(files.size());
+  for (const auto& [path, content] : files) {
+    outputs.emplace_back(path.string(), "--output-path");
+    outputs.back().stage(escape_controls(content));
   }
+  std::vector<OutputFile*> all;
+  for (auto& o : outputs) all.push_back(&o);
+  commit_all(all);
   for (const auto& [path, content] : files) std::cout << "wrote " << path.string() << "\n";
   return 0;
 }

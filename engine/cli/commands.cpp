@@ -14,12 +14,15 @@
 
 #include "engine/analysis/summary.hpp"
 #include "engine/common/error.hpp"
+#include "engine/common/output_file.hpp"
 #include "engine/config/config.hpp"
 #include "engine/analysis/detector.hpp"
+#include "engine/analysis/facts.hpp"
 #include "engine/analysis/restrict.hpp"
 #include "engine/analysis/runner.hpp"
 #include "engine/common/suggest.hpp"
 #include "engine/report/findings_report.hpp"
+#include "engine/report/format.hpp"
 #include "engine/report/output.hpp"
 #include "engine/report/summary_report.hpp"
 
@@ -70,17 +73,26 @@ std::string csv_field(const std::string& s) {
 bool use_color_on_stdout() { return isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr; }
 bool stderr_is_terminal() { return isatty(STDERR_FILENO); }
 
-int run_command(const std::function<int()>& body) {
+int run_command(const std::function<int()>& body, const std::vector<std::string>& inputs) {
+  std::string files;
+  for (const auto& f : inputs) files += (files.empty() ? "" : ", ") + f;
+  auto library_error = [&](std::string what) {
+    if (what.find("integer overflow") != std::string::npos)
+      what += " (a sum of durations or byte counts left the 64-bit range: the profile holds implausibly large values)";
+    else if (what.find("malformed") != std::string::npos)
+      what += " (the file is damaged: expected an intact SQLite database; re-create it)";
+    std::cerr << "proflint: error: " << (files.empty() ? "" : files + ": ") << "analysis failed: " << what << "\n";
+  };
   try {
     return body();
   } catch (const Error& e) {
     std::cerr << "proflint: error: " << e.what() << "\n";
   } catch (const SQLite::Exception& e) {
-    std::cerr << "proflint: error: " << e.what() << "\n";
+    library_error(e.what());
   } catch (const std::bad_alloc&) {
     std::cerr << "proflint: error: out of memory\n";
   } catch (const std::exception& e) {
-    std::cerr << "proflint: error: " << e.what() << "\n";
+    library_error(e.what());
   }
   return 2;
 }
@@ -91,7 +103,8 @@ int cmd_summary(const CommonOptions& options) {
   Store store = load_inputs(options.inputs, load_options(options));
   auto summaries = summarize(store);
   bool color = options.output == "-" && use_color_on_stdout();
-  write_output(options.output, options.format == "json" ? render_summary_json(summaries) : render_summary_text(summaries, color));
+  write_output(options.output, options.format == "json" ? render_summary_json(summaries) : render_summary_text(summaries, color),
+               color);
   return 0;
 }
 
@@ -105,19 +118,27 @@ int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze) {
   }
   Config config = load_config(options.config_path);
   for (const auto& dir : options.rule_dirs) lua::rule_files_in(dir);  // a missing --rules folder is a usage error, before any import
+  // Output targets are checked before the work and written only after all of it succeeded.
+  OutputFile out(options.output, "-o");
+  std::optional<OutputFile> db_out;
+  if (analyze.db_path) db_out.emplace(*analyze.db_path, "--db");
   Store store = load_inputs(options.inputs, load_options(options));
-  if (analyze.db_path) store.save_as(*analyze.db_path);
+  if (db_out) store.stage_into(*db_out);
   restrict_to_aggregation_range(store);  // after --db: the saved store keeps the whole capture
   AnalysisOptions ao = analysis_options(config, options);
   ao.only.insert(analyze.only.begin(), analyze.only.end());
   ao.skip.insert(analyze.skip.begin(), analyze.skip.end());
   AnalysisResult result = run_analysis(store, ao);
+  bool color = options.format == "text" && options.output == "-" && use_color_on_stdout();
   std::string text;
   if (options.format == "json") text = render_findings_json(result);
   else if (options.format == "markdown") text = render_findings_markdown(result);
   else if (options.format == "sarif") text = render_findings_sarif(result);
-  else text = render_findings_text(result, options.output == "-" && use_color_on_stdout());
-  write_output(options.output, text);
+  else text = render_findings_text(result, color);
+  out.stage(escape_controls(text, color));  // a kernel name's escape sequence must not reach the terminal
+  std::vector<OutputFile*> outputs{&out};
+  if (db_out) outputs.push_back(&*db_out);
+  commit_all(outputs);
   if (threshold) {
     for (const auto& f : result.findings)
       if (!f.diagnostic && f.effective_severity >= *threshold) return 1;
@@ -131,12 +152,11 @@ int cmd_config_dump(const CommonOptions& options) {
 }
 
 int cmd_ingest(const CommonOptions& options, const std::string& db_path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::is_directory(db_path, ec)) throw input_error(db_path, "", "--db must name a file, not a directory");
+  OutputFile db(db_path, "--db");  // a directory or other unusable target fails before the import
   Store store = load_inputs(options.inputs, load_options(options));
-  store.save_as(db_path);
+  store.stage_into(db);
   auto summaries = summarize(store);
+  db.commit();  // only once everything the command does has succeeded
   for (const auto& s : summaries) {
     std::cerr << "ingested " << s.path << ": " << s.kernel_count << " kernels, " << s.memcpy_count << " memcpy, "
               << s.api_call_count << " API calls, " << s.op_count << " ops, " << s.iterations.count << " iterations\n";
@@ -147,11 +167,18 @@ int cmd_ingest(const CommonOptions& options, const std::string& db_path) {
 
 int cmd_query(const CommonOptions& options, const std::string& sql) {
   Store store = load_inputs(options.inputs, load_options(options));
+  // The detectors' authorizer: sqlite3_stmt_readonly alone lets ATTACH and PRAGMA writable_schema
+  // through (they change the connection, not the file), and the store is a copy in memory anyway.
+  ReadOnlyGuard read_only(store.db());
   sqlite3* db = store.db().getHandle();
   sqlite3_stmt* stmt = nullptr;
   const char* tail = nullptr;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, &tail) != SQLITE_OK)
-    throw Error(std::string("query: ") + sqlite3_errmsg(db));
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, &tail) != SQLITE_OK) {
+    std::string why = sqlite3_errmsg(db);
+    if (sqlite3_errcode(db) == SQLITE_AUTH || why.find("not authorized") != std::string::npos)
+      throw Error("query: only read-only statements (SELECT, WITH ...) are allowed; refused: " + why);
+    throw Error("query: " + why);
+  }
   std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)> guard(stmt, &sqlite3_finalize);
   if (!stmt) throw Error("query: empty SQL statement");
   while (tail && *tail && std::isspace(static_cast<unsigned char>(*tail))) ++tail;

@@ -67,8 +67,9 @@ struct CompareOptions {
 int cmd_compare(const CommonOptions& options, const CompareOptions& compare);
 
 // Runs `body`, turning proflint::Error and library exceptions into "proflint: error: ..." on
-// stderr and exit code 2.
-int run_command(const std::function<int()>& body);
+// stderr and exit code 2. A library's message (SQLite's "integer overflow") that escaped every
+// stage is prefixed with the command's `inputs`, so the line still names the files.
+int run_command(const std::function<int()>& body, const std::vector<std::string>& inputs = {});
 
 // True when colour may be used on this stream (a terminal, NO_COLOR unset).
 bool use_color_on_stdout();

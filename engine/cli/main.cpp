@@ -105,6 +105,14 @@ int main(int argc, char** argv) {
   }
   if (!common.progress) common.progress = stderr_is_terminal();
 
+  // The files an error that escaped every stage is attributed to.
+  auto named_inputs = [&] {
+    if (query->parsed()) return std::vector<std::string>{query_input};
+    std::vector<std::string> all = common.inputs;
+    for (const auto* list : {&compare_opts.positional, &compare_opts.baseline, &compare_opts.candidate})
+      all.insert(all.end(), list->begin(), list->end());
+    return all;
+  };
   return run_command([&]() -> int {
     if (analyze->parsed()) return cmd_analyze(common, analyze_opts);
     if (summary->parsed()) return cmd_summary(common);
@@ -120,5 +128,5 @@ int main(int argc, char** argv) {
     if (rules_explain->parsed()) return cmd_rules_explain(common, explain_id);
     if (rules_check->parsed()) return cmd_rules_check(common, check_files);
     return 2;
-  });
+  }, named_inputs());
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -378,6 +379,14 @@ void build_ops(TraceData& t) {
   }
 }
 
+namespace {
+// Sums of kernel time saturate: a hostile profile with many kernels of years each must not
+// overflow (each duration is bounded at import, their sum is not).
+void add_saturating(int64_t& total, int64_t v) {
+  if (__builtin_add_overflow(total, v, &total)) total = v < 0 ? INT64_MIN : INT64_MAX;
+}
+}  // namespace
+
 void aggregate_op_gpu_time(TraceData& t) {
   const DeriveOptions* o = t.options;
   bool restricted = o && (o->iter_start || o->iter_stop);
@@ -390,9 +399,9 @@ void aggregate_op_gpu_time(TraceData& t) {
     int64_t dur = g.end - g.start;
     for (int64_t k = g.op; k >= 0; k = t.ops[static_cast<size_t>(k)].parent) {
       auto& op = t.ops[static_cast<size_t>(k)];
-      op.gpu_time_ns += dur;
+      add_saturating(op.gpu_time_ns, dur);
       op.kernel_count += 1;
-      if (g.tensor_core) op.tc_time_ns += dur;
+      if (g.tensor_core) add_saturating(op.tc_time_ns, dur);
     }
   }
 }

@@ -2,9 +2,13 @@
 #include "engine/import/load.hpp"
 
 #include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -13,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <optional>
 #include <string_view>
 #include <system_error>
@@ -187,18 +192,73 @@ void import_all(const std::vector<std::string>& paths, Store& store, const LoadO
   }
 }
 
+// A store whose tables were dropped or whose views no longer compile (edited after proflint wrote
+// it) would fail later with SQLite's bare "no such table: main._kernel": every table and view of
+// the current schema must exist and compile. Preparing `SELECT * ... LIMIT 0` reads no rows.
+void verify_store_schema(const std::string& path, Store& store) {
+  static const std::vector<std::string> expected = [] {
+    std::vector<std::string> names;
+    Store fresh = Store::create_in_memory(Store::Sharing::none);
+    SQLite::Statement q(fresh.db(), "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name");
+    while (q.executeStep()) names.push_back(q.getColumn(0).getString());
+    return names;
+  }();
+  for (const auto& name : expected) {
+    try {
+      SQLite::Statement probe(store.db(), "SELECT * FROM \"" + name + "\" LIMIT 0");
+    } catch (const std::exception& e) {
+      throw input_error(path, "table " + name,
+                        std::string("damaged proflint store: ") + e.what() + " (expected the tables and views of schema version " +
+                            std::to_string(latest_schema_version()) + "; re-create the store from the profile)");
+    }
+  }
+}
+
+// Only regular files are read: opening a FIFO blocks until some writer appears, and a device
+// may never end. Checked before anything opens the file (the store sniffing reads its header).
+void require_regular_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    int err = errno;
+    throw input_error(path, "", err == ENOENT ? std::string("no such file") : std::string("cannot read: ") + std::strerror(err));
+  }
+  if (S_ISREG(st.st_mode)) return;
+  if (S_ISDIR(st.st_mode)) throw input_error(path, "", "is a directory, expected a profile file");
+  const char* kind = S_ISFIFO(st.st_mode)  ? "a FIFO (named pipe)"
+                     : S_ISCHR(st.st_mode) ? "a character device"
+                     : S_ISBLK(st.st_mode) ? "a block device"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                                            : "not a regular file";
+  throw input_error(path, "", std::string("is ") + kind + ", expected a regular profile file (save the data to a file first)");
+}
+
 }  // namespace
 
 Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& options) {
   if (paths.empty()) throw Error("no input profile given");
+  for (const auto& path : paths) require_regular_file(path);
   if (paths.size() == 1 && Store::is_store_file(paths[0])) {
-    std::error_code ec;
-    auto bytes = static_cast<double>(std::filesystem::file_size(paths[0], ec));
-    Store store = copy_store_into_memory(
-        paths[0], bytes * 1.2 > kSharedStoreBudget ? Store::Sharing::none : Store::Sharing::shared);
-    StageTimer timer("derive");
-    derive_all(store, options.derive, options.rederive);
-    return store;
+    try {
+      std::error_code ec;
+      auto bytes = static_cast<double>(std::filesystem::file_size(paths[0], ec));
+      Store store = copy_store_into_memory(
+          paths[0], bytes * 1.2 > kSharedStoreBudget ? Store::Sharing::none : Store::Sharing::shared);
+      verify_store_schema(paths[0], store);
+      StageTimer timer("derive");
+      derive_all(store, options.derive, options.rederive);
+      return store;
+    } catch (const Error&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception& e) {
+      // "no such table: main._kernel", "malformed database schema", "unordered_map::at": a store
+      // that was damaged or edited after proflint wrote it.
+      throw input_error(paths[0], "",
+                        std::string("damaged proflint store: ") + e.what() + " (expected the tables and rows of schema version " +
+                            std::to_string(latest_schema_version()) +
+                            " as proflint ingest writes them; re-create the store from the profile)");
+    }
   }
   for (const auto& path : paths)
     if (Store::is_store_file(path))

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <new>
 
 #include "engine/common/error.hpp"
 #include "engine/import/importer.hpp"
@@ -58,7 +59,19 @@ ImportResult import_file(const std::string& path, Store& store, const ImportOpti
   std::string head = read_head(path, gzipped);
   if (head.empty()) throw input_error(path, "", gzipped ? "gzip data could not be decompressed" : "cannot read file");
   for (const auto& importer : importers()) {
-    if (importer->sniff(head, gzipped)) return importer->import(path, store, options);
+    if (!importer->sniff(head, gzipped)) continue;
+    try {
+      return importer->import(path, store, options);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception& e) {
+      // A library's message ("database disk image is malformed") alone does not say which file.
+      throw input_error(path, "", std::string("cannot read this ") +
+                                      (importer->name() == "nsys" ? "Nsight Systems export" : "Kineto trace") + ": " +
+                                      e.what());
+    }
   }
   throw input_error(path, "", "not a recognised profile (expected PyTorch profiler / Kineto JSON, an Nsight Systems "
                               "SQLite export or a proflint store)");

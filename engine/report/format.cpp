@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 
@@ -36,5 +37,39 @@ std::string format_bytes(int64_t bytes) {
 }
 
 std::string format_percent(double fraction) { return fmt::format("{:.1f}%", fraction * 100.0); }
+
+std::string escape_controls(std::string_view text, bool keep_color) {
+  auto is_control = [](unsigned char c) { return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f; };
+  auto is_c1 = [&](size_t i) {
+    return static_cast<unsigned char>(text[i]) == 0xC2 && i + 1 < text.size() &&
+           static_cast<unsigned char>(text[i + 1]) >= 0x80 && static_cast<unsigned char>(text[i + 1]) <= 0x9F;
+  };
+  bool clean = true;
+  for (size_t i = 0; i < text.size() && clean; ++i) clean = !is_control(static_cast<unsigned char>(text[i])) && !is_c1(i);
+  if (clean) return std::string(text);
+  std::string out;
+  out.reserve(text.size() + 16);
+  for (size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c == 0x1b && keep_color && i + 1 < text.size() && text[i + 1] == '[') {
+      size_t j = i + 2;
+      while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == ';')) ++j;
+      if (j < text.size() && text[j] == 'm') {
+        out.append(text.substr(i, j + 1 - i));
+        i = j;
+        continue;
+      }
+    }
+    if (is_control(c)) {
+      out += fmt::format("\\u{:04x}", c);
+    } else if (is_c1(i)) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[i + 1]));
+      ++i;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
 
 }  // namespace proflint

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace proflint {
 
@@ -12,5 +13,12 @@ std::string format_ns(int64_t ns);
 std::string format_bytes(int64_t bytes);
 // 0.4567 -> "45.7%".
 std::string format_percent(double fraction);
+
+// Every control character except line feed and tab (C0, DEL, and C1 as UTF-8 U+0080-U+009F)
+// written as the visible text \u00XX, so a kernel name or rule text carrying an escape sequence
+// cannot rewrite the user's terminal. In JSON output the same text is the JSON escape of that
+// character, so JSON keeps its meaning. With `keep_color`, proflint's own colour codes (ESC '['
+// digits/';' 'm', nothing else) are kept.
+std::string escape_controls(std::string_view text, bool keep_color = false);
 
 }  // namespace proflint

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "engine/common/error.hpp"
+#include "engine/common/output_file.hpp"
 #include "engine/store/migrations.hpp"
 
 namespace proflint {
@@ -176,7 +177,10 @@ Store Store::open_existing(const std::string& path, bool read_only) {
   if (version < latest_schema_version()) {
     if (read_only)
       throw input_error(path, "",
-                        "store has old schema version " + std::to_string(version) + "; open it writable to upgrade");
+                        "store has schema version " + std::to_string(version) + " (expected 1 to " +
+                            std::to_string(latest_schema_version()) +
+                            "; a proflint command upgrades a copy of an older store when given it as input): a damaged "
+                            "or edited store; re-create it with proflint ingest");
     store.migrate();
   }
   return store;
@@ -230,24 +234,22 @@ void Store::create_indexes() {
   )SQL");
 }
 
+void Store::stage_into(OutputFile& out) {
+  out.stage_file([&](const std::string& temp) {
+    try {
+      SQLite::Statement vacuum(*db_, "VACUUM INTO ?");
+      vacuum.bind(1, file_uri(temp));
+      vacuum.exec();
+    } catch (const std::exception& e) {
+      throw input_error(out.path(), "", std::string("cannot write the store: ") + e.what());
+    }
+  });
+}
+
 void Store::save_as(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::string tmp = path + ".tmp-proflint";
-  std::error_code ec;
-  fs::remove(tmp, ec);
-  try {
-    SQLite::Statement vacuum(*db_, "VACUUM INTO ?");
-    vacuum.bind(1, file_uri(tmp));
-    vacuum.exec();
-  } catch (const std::exception& e) {
-    fs::remove(tmp, ec);
-    throw input_error(path, "", std::string("cannot write store: ") + e.what());
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw input_error(path, "", "cannot move the finished store into place: " + ec.message());
-  }
+  OutputFile out(path, "--db");
+  stage_into(out);
+  out.commit();
 }
 
 }  // namespace proflint

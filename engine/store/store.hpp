@@ -8,6 +8,8 @@
 
 namespace proflint {
 
+class OutputFile;
+
 // Latest schema version this binary knows (number of migrations in schema/).
 int latest_schema_version();
 
@@ -46,7 +48,10 @@ class Store {
   // row ids and string ids as a sequential import, so results do not depend on the threads.
   void append_imported(const Store& other);
 
-  // Copies this store into a file (VACUUM INTO a temporary name, then rename: never a partial file).
+  // Copies this store into `out`'s staged file (VACUUM INTO); nothing is at the target before
+  // out.commit(). A command stages its store early and commits with its other outputs.
+  void stage_into(OutputFile& out);
+  // stage_into and commit at once.
   void save_as(const std::string& path);
 
  private:

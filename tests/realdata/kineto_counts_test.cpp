@@ -70,6 +70,7 @@ struct Expected {
 };
 
 const Expected kExpected[] = {
+    {"gpupuzzlers_cudagraph_mwe.json.gz", 3843, 1, kNone, kNone, 285, 221, 0, 518, 396, 0, 0, 738, 0, 0},
     {"hta_a100_16rank_rank0.json.gz", 108936, 8, 0, 16, 6080, 1390, 277, 33924, 25185, 5, 0, 35071, 0, 0},
     {"hta_alexnet_a100_inference.json.gz", 1408, 8, 0, kNone, 79, 16, 3, 361, 359, 0, 0, 361, 41, 0},
     {"hta_amd_mi250_minitoy.json.gz", 220, 4, kNone, kNone, 14, 2, 0, 21, 70, 2, 0, 25, 0, 0},
@@ -97,6 +98,7 @@ const Expected kExpected[] = {
     {"tracelens_h100_qwen_0.5b.json.gz", 18221, 1, kNone, kNone, 1465, 1, 241, 1922, 4186, 1, 2450, 2431, 0, 0},
     {"tracelens_mi210_gpu_only.json.gz", 2443, 4, kNone, kNone, 562, 0, 0, 631, 0, 0, 0, 631, 0, 0},
     {"tracelens_mi300_resnet_act_checkpoint.json.gz", 56451, 8, 0, 8, 2995, 550, 108, 3100, 8004, 3, 0, 4362, 0, 0},
+    {"tracelens_mi300x_vllm_decode_graph_replay.json.gz", 1993, 8, 0, 1, 425, 9, 0, 20, 100, 0, 0, 441, 0, 0},
     {"tracelens_torch_compile_triton.json.gz", 246, 2, kNone, kNone, 12, 0, 0, 59, 41, 0, 0, 59, 0, 0},
 };
 

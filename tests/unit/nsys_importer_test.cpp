@@ -401,6 +401,39 @@ TEST_F(NsysImport, Schema2026WithoutGpuTableInfersDevicesFromActivity) {
   }
 }
 
+// Issue 20, defect 6: end = INT64_MAX, start = INT64_MIN and byte / shared-memory counts at the
+// int64 extremes passed the importer and overflowed `end - start`, the shared-memory sum and later
+// SQLite sums ("integer overflow"). They are now dropped with an import issue, as Kineto does.
+TEST_F(NsysImport, ExtremeValuesAreDroppedWithAnIssueNotOverflowed) {
+  const std::string max = n(INT64_MAX), min = n(INT64_MIN);
+  std::ostringstream s;
+  s << "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT); INSERT INTO StringIds VALUES (3, 'k');"
+    << "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (" << kKernel2020 << ");"
+    << "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, streamId, globalPid, demangledName,"
+       " staticSharedMemory, dynamicSharedMemory) VALUES"
+       " (0, " << max << ", 0, 7, " << gpid(1) << ", 3, 0, 0),"         // end at INT64_MAX: dropped
+       " (" << min << ", 100, 0, 7, " << gpid(1) << ", 3, 0, 0),"       // start at INT64_MIN: dropped
+       " (" << min << ", " << max << ", 0, 7, " << gpid(1) << ", 3, 0, 0),"
+       " (200, 300, 0, 7, " << gpid(1) << ", 3, " << max << ", 1),"     // kept, shared memory unknown
+       " (400, 500, 0, 7, " << gpid(1) << ", 3, 1024, 512);"            // the one ordinary kernel
+    << "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (" << kMemcpy2020 << ");"
+    << "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, streamId, globalPid, bytes, copyKind) VALUES"
+       " (600, 700, 0, 7, " << gpid(1) << ", " << min << ", 1), (800, 900, 0, 7, " << gpid(1) << ", 4096, 1);"
+    << "CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (start, globalPid, deviceId, bytes, memoryOperationType);"
+    << "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES (100, " << gpid(1) << ", 0, " << max << ", 0),"
+       " (200, " << gpid(1) << ", 0, 64, 0), (" << max << ", " << gpid(1) << ", 0, 64, 1);";
+  auto path = make_db("extremes.sqlite", s.str());
+  import(path);
+  EXPECT_EQ(rows("SELECT start_ns, dur_ns, shared_memory_bytes FROM kernel ORDER BY start_ns"),
+            (std::vector<std::string>{"200|100|NULL", "400|100|1536"}));
+  EXPECT_EQ(issue_count("timestamp_out_of_range"), 4);  // three kernels, one memory event
+  EXPECT_EQ(issue_count("value_out_of_range"), 3);      // staticSharedMemory, memcpy bytes, allocation bytes
+  EXPECT_EQ(rows("SELECT bytes FROM memcpy ORDER BY start_ns"), (std::vector<std::string>{"NULL", "4096"}));
+  EXPECT_EQ(rows("SELECT ts_ns, allocated_bytes FROM memory_sample"), (std::vector<std::string>{"200|64"}));
+  // What used to fail with SQLite's bare "integer overflow".
+  EXPECT_EQ(one("SELECT sum(dur_ns) FROM kernel"), "200");
+}
+
 TEST_F(NsysImport, CuptiNumberingWhenEnumTablesAreAbsent) {
   auto path = make_db("2026_no_enums.sqlite", schema_2026(false));
   import(path);

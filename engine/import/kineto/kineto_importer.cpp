@@ -150,6 +150,8 @@ class KinetoSink final : public kineto::ScanHandler {
   }
 
   void on_oversized(std::string_view what, uint64_t offset, uint64_t size) override {
+    if (what == "event" && oversized_events_++ == 0)
+      first_oversized_ = byte_location(offset) + " (" + std::to_string(size) + " bytes)";
     writer_.add_issue(what == "event" ? "oversized_event" : "oversized_top_level_value",
                       std::string(what) + " of " + std::to_string(size) + " bytes", byte_location(offset));
   }
@@ -200,9 +202,18 @@ class KinetoSink final : public kineto::ScanHandler {
 
   void finish(const kineto::ScanResult& scan) {
     progress_.finish();
+    if (scan.trailing_data_at)
+      writer_.add_issue("data_after_json", "a second JSON value or other data after the trace; ignored",
+                        byte_location(*scan.trailing_data_at));
     if (scan.shape == kineto::TopShape::object && !scan.has_trace_events)
       throw input_error(path_, "", "JSON but not a PyTorch profiler trace: no \"traceEvents\" array (expected a Kineto / "
                                    "Chrome trace object or an array of trace events)");
+    // An event too large to read (a 1 GB name) is skipped, not absent: say so rather than "empty".
+    if (events_ == 0 && oversized_events_ > 0)
+      throw input_error(path_, first_oversized_,
+                        "no readable trace events: " + std::to_string(oversized_events_) +
+                            " event(s) exceed the size limit for one event and were skipped (expected events of at "
+                            "most a few MB each)");
     if (events_ == 0) throw input_error(path_, "", "empty trace: traceEvents has no events");
     if (usable_ == 0)
       throw input_error(path_, first_issue_location_,
@@ -689,7 +700,8 @@ class KinetoSink final : public kineto::ScanHandler {
   FlowRow flow_;
   std::string counter_name_;
 
-  uint64_t events_ = 0, usable_ = 0;
+  uint64_t events_ = 0, usable_ = 0, oversized_events_ = 0;
+  std::string first_oversized_;
   std::string first_issue_, first_issue_location_;
   int64_t min_ts_ = INT64_MAX;
   bool saw_cpu_op_ = false, saw_hip_ = false, saw_cuda_ = false, saw_mtia_ = false;

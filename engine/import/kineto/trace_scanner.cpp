@@ -146,8 +146,18 @@ class Scanner {
     } else {
       fail("not JSON: expected '{' or '[' at the start of a Chrome trace");
     }
-    // Whatever follows the closing bracket is ignored (some tools append a newline or NULs).
     result_.bytes = base_ + pos_;
+    // Whitespace and NUL padding after the closing bracket are tolerated (some tools append
+    // them); anything else (a second concatenated trace, garbage) is reported, not read.
+    for (;;) {
+      if (pos_ == end_ && !more()) break;
+      if (is_space(buf_[pos_]) || buf_[pos_] == '\0') {
+        ++pos_;
+        continue;
+      }
+      result_.trailing_data_at = base_ + pos_;
+      break;
+    }
     return result_;
   }
 

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -40,6 +41,8 @@ struct ScanResult {
   bool has_trace_events = false;  // an object with a traceEvents array (always false for a bare array)
   uint64_t elements = 0;          // events handed over (including oversized ones)
   uint64_t bytes = 0;             // decompressed bytes scanned
+  // Offset of the first byte after the top-level value that is neither whitespace nor NUL.
+  std::optional<uint64_t> trailing_data_at;
 };
 
 struct ScanLimits {

@@ -48,8 +48,14 @@ ImportResult NsysImporter::import(const std::string& path, Store& store, const I
   } catch (const nsys::ReadError& e) {
     throw input_error(path, "", std::string(e.what()) + " (is the file a complete Nsight Systems SQLite export?)");
   }
-  if (!nsys::looks_like_nsys_export(*file))
+  if (!nsys::looks_like_nsys_export(*file)) {
+    // A proflint store whose header lost its application id lands here: name what it looks like.
+    if (file->has_table("_kernel") && file->has_table("trace"))
+      throw input_error(path, "",
+                        "SQLite file has proflint store tables but not proflint's application id (expected 0x50464C54 "
+                        "'PFLT' at header offset 68): a damaged or edited store; re-create it with proflint ingest");
     throw input_error(path, "", "SQLite file is not an Nsight Systems export (no StringIds/CUPTI_ACTIVITY_KIND_* tables)");
+  }
 
   TraceInfo info;
   info.path = path;

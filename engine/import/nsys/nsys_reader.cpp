@@ -50,6 +50,13 @@ bool is_nvtx_metadata(int64_t type) {
 // their thread and a window of recent rows per thread finds them without holding the table.
 constexpr size_t kDedupWindow = 8;
 
+// Limits of what an export can mean; values beyond are hostile or corrupt, and are dropped with a
+// `timestamp_out_of_range` / `value_out_of_range` import issue instead of overflowing later sums.
+constexpr int64_t kMaxAbsTimeNs = int64_t{1} << 61;
+constexpr int64_t kMaxSharedMemoryBytes = int64_t{1} << 40;
+constexpr int64_t kMaxTransferBytes = int64_t{1} << 50;  // 1 PiB in one copy, set or allocation
+bool in_time_range(int64_t t) { return t >= -kMaxAbsTimeNs && t <= kMaxAbsTimeNs; }
+
 }  // namespace
 
 void StringTable::load(std::vector<std::pair<int64_t, std::string>> rows) {
@@ -170,11 +177,25 @@ std::optional<std::pair<int64_t, int64_t>> ExportReader::interval(const Rows& ro
     return std::nullopt;
   }
   int64_t start = rows.i64(start_col), end = rows.i64(end_col);
+  if (!in_time_range(start) || !in_time_range(end)) {
+    issue("timestamp_out_of_range", "start " + std::to_string(start) + " end " + std::to_string(end), rows);
+    return std::nullopt;
+  }
   if (end < start) {
     issue("negative_duration", "start " + std::to_string(start) + " end " + std::to_string(end), rows);
     return std::nullopt;
   }
-  return std::pair(start, end - start);
+  return std::pair(start, end - start);  // both within ±2^61: no overflow
+}
+
+// A byte count, shared-memory size and the like: kept when 0 <= value <= `max`, else dropped
+// (NULL) with an issue, so that sums over the column stay far from int64 overflow.
+opt_i64 ExportReader::bounded(const Rows& rows, int col, int64_t max, std::string_view what) {
+  if (rows.null(col)) return std::nullopt;
+  int64_t v = rows.i64(col);
+  if (v >= 0 && v <= max) return v;
+  issue("value_out_of_range", std::string(what) + " " + std::to_string(v), rows);
+  return std::nullopt;
 }
 
 void ExportReader::note_activity(const opt_i64& device, const opt_i64& stream, const opt_i64& pid,
@@ -373,8 +394,13 @@ void ExportReader::read_kernels() {
     k.block_y = rows.opt(kBlockY);
     k.block_z = rows.opt(kBlockZ);
     k.registers_per_thread = rows.opt(kRegisters);
-    if (!rows.null(kStaticShared) || !rows.null(kDynamicShared))
-      k.shared_memory_bytes = rows.i64(kStaticShared) + rows.i64(kDynamicShared);
+    if (!rows.null(kStaticShared) || !rows.null(kDynamicShared)) {
+      // Shared memory per block is at most a few hundred KiB; 2^40 leaves room and no overflow.
+      auto st = bounded(rows, kStaticShared, kMaxSharedMemoryBytes, "staticSharedMemory");
+      auto dyn = bounded(rows, kDynamicShared, kMaxSharedMemoryBytes, "dynamicSharedMemory");
+      if ((st || rows.null(kStaticShared)) && (dyn || rows.null(kDynamicShared)))
+        k.shared_memory_bytes = st.value_or(0) + dyn.value_or(0);
+    }
     w_.add_kernel(k);
     note_activity(k.device_id, k.stream_id, k.pid, rows.opt(kContext));
     if (collect_names && k.device_id && name_id) device_kernel_names_.emplace(*k.device_id, *name_id);
@@ -404,7 +430,7 @@ void ExportReader::read_memcpys() {
     m.stream_id = rows.opt(kStream);
     if (!rows.null(kGlobalPid)) m.pid = pid_of_global_pid(rows.i64(kGlobalPid));
     m.correlation_id = rows.opt(kCorrelation);
-    m.bytes = rows.opt(kBytes);
+    m.bytes = bounded(rows, kBytes, kMaxTransferBytes, "bytes");
     bool known = false;
     if (!rows.null(kCopyKind)) m.kind = memcpy_kinds_.decode(rows.i64(kCopyKind), known);
     if (!known) issue("unknown_memcpy_kind", rows.null(kCopyKind) ? "NULL" : std::to_string(rows.i64(kCopyKind)), rows);
@@ -431,7 +457,7 @@ void ExportReader::read_memsets() {
     m.stream_id = rows.opt(kStream);
     if (!rows.null(kGlobalPid)) m.pid = pid_of_global_pid(rows.i64(kGlobalPid));
     m.correlation_id = rows.opt(kCorrelation);
-    m.bytes = rows.opt(kBytes);
+    m.bytes = bounded(rows, kBytes, kMaxTransferBytes, "bytes");
     if (!rows.null(kMemKind)) {
       bool known = false;
       m.mem_kind = mem_kinds_.decode(rows.i64(kMemKind), known);
@@ -627,9 +653,11 @@ void ExportReader::read_memory_usage() {
     }
     bool known = false;
     const std::string& op = memory_ops_.decode(rows.i64(kOperation), known);
+    auto bytes = bounded(rows, kBytes, kMaxTransferBytes, "bytes");
+    if (!bytes) continue;
     int64_t delta = 0;
-    if (op == "alloc") delta = rows.i64(kBytes);
-    else if (op == "free") delta = -rows.i64(kBytes);
+    if (op == "alloc") delta = *bytes;
+    else if (op == "free") delta = -*bytes;
     else {
       issue("unknown_memory_operation", std::to_string(rows.i64(kOperation)), rows);
       continue;
@@ -637,8 +665,18 @@ void ExportReader::read_memory_usage() {
     MemorySampleRow m;
     m.device_id = rows.i64(kDevice);
     m.ts_ns = rows.i64(kStart);
+    if (!in_time_range(m.ts_ns)) {
+      issue("timestamp_out_of_range", "start " + std::to_string(m.ts_ns), rows);
+      continue;
+    }
+    int64_t& total = allocated[m.device_id];
+    if (__builtin_add_overflow(total, delta, &total)) {
+      issue("value_out_of_range", "allocated bytes overflow after bytes " + std::to_string(*bytes), rows);
+      total = 0;
+      continue;
+    }
     m.delta_bytes = delta;
-    m.allocated_bytes = allocated[m.device_id] += delta;
+    m.allocated_bytes = total;
     w_.add_memory_sample(m);
   }
 }

@@ -82,7 +82,10 @@ class ExportReader {
   // Name for string id `id`, or a '<string N>' placeholder (counted) when StringIds lacks it.
   std::string_view string_or_placeholder(int64_t id, std::string& scratch, const Rows& rows);
   // (start, dur) of an interval row, or nullopt after counting why it is unusable.
+  // Timestamps beyond ±2^61 ns (73 years) are dropped with an issue: every later difference of
+  // two of them then stays inside int64 (the Kineto importer bounds ts + dur the same way).
   std::optional<std::pair<int64_t, int64_t>> interval(const Rows& rows, int start_col, int end_col);
+  opt_i64 bounded(const Rows& rows, int col, int64_t max, std::string_view what);
   void issue(std::string_view kind, std::string_view example, const Rows& rows);
   void note_activity(const opt_i64& device, const opt_i64& stream, const opt_i64& pid, const opt_i64& context);
   std::vector<std::pair<int64_t, std::string>> read_enum(const std::string& table);

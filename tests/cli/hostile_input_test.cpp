@@ -1,0 +1,205 @@
+// tests/cli/hostile_input_test.cpp — inputs built to break proflint (issue 20, defects 9 and 10):
+// each failure names the file, what was expected and where; nothing blocks, nothing reaches the
+// terminal raw, and `query` stays read-only. Every reproducer is generated here.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <SQLiteCpp/Database.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/support/run.hpp"
+
+namespace fs = std::filesystem;
+using proflint::testing::run_proflint;
+using proflint::testing::shell_quote;
+using proflint::testing::slurp;
+
+namespace {
+
+std::string trace_with_kernel(const std::string& kernel) {
+  return R"({"schemaVersion": 1, "traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 100, "dur": 50, "args": {"External id": 1}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 110, "dur": 5, "args": {"correlation": 7, "External id": 1}},
+  {"ph": "X", "cat": "kernel", "name": ")" + kernel + R"(", "pid": 0, "tid": 7, "ts": 120, "dur": 30, "args": {"device": 0, "stream": 7, "correlation": 7, "External id": 1}}
+]})";
+}
+
+// `proflint summary PATH` under `timeout`, so a proflint that blocks fails (exit 124) instead of
+// hanging the suite.
+proflint::testing::RunResult run_proflint_timeout(const std::string& input) {
+  std::string err = ::testing::TempDir() + "proflint_timeout_" + std::to_string(getpid()) + ".err";
+  std::string cmd = "timeout 30 " + shell_quote(proflint::testing::proflint_binary()) + " summary " + shell_quote(input) +
+                    " >/dev/null 2>" + shell_quote(err);
+  int status = std::system(cmd.c_str());
+  proflint::testing::RunResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = slurp(err);
+  std::remove(err.c_str());
+  return r;
+}
+
+class HostileInput : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) / ("proflint_hostile_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    trace_ = write("trace.json", trace_with_kernel("ampere_sgemm_128x64_nn"));
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string write(const std::string& name, const std::string& content) {
+    std::ofstream(path(name), std::ios::binary) << content;
+    return path(name);
+  }
+  std::string ingest(const std::string& name) {
+    auto db = path(name);
+    auto r = run_proflint("ingest " + shell_quote(trace_) + " --db " + shell_quote(db));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return db;
+  }
+  // Exit 2 with one line naming the file and containing every one of `words`.
+  static void expect_named_failure(const proflint::testing::RunResult& r, const std::string& file,
+                                   std::initializer_list<const char*> words) {
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err.rfind("proflint: error: " + file + ": ", 0), 0u) << r.err;
+    for (const char* w : words) EXPECT_NE(r.err.find(w), std::string::npos) << "missing '" << w << "' in: " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  fs::path dir_;
+  std::string trace_;
+};
+
+}  // namespace
+
+// --- defect 9: errors that named no file or said the wrong thing -------------------------------
+
+TEST_F(HostileInput, StoreWithADroppedTableNamesTheFileAndWhatWasExpected) {
+  auto db = ingest("dropped.db");
+  { SQLite::Database(db, SQLite::OPEN_READWRITE).exec("DROP TABLE _kernel"); }
+  auto r = run_proflint("summary " + shell_quote(db));
+  // Was the bare "no such table: main._kernel".
+  expect_named_failure(r, db, {"damaged proflint store", "_kernel", "schema version"});
+}
+
+TEST_F(HostileInput, StoreWithTamperedApplicationIdIsNotCalledAnNsysExport) {
+  auto db = ingest("tampered.db");
+  {
+    std::fstream f(db, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(68);
+    f.write("XXXX", 4);  // application_id, big-endian, header offset 68
+  }
+  auto r = run_proflint("summary " + shell_quote(db));
+  expect_named_failure(r, db, {"proflint store tables", "application id"});
+}
+
+TEST_F(HostileInput, StoreWithMalformedPagesNamesTheFile) {
+  auto db = ingest("malformed.db");
+  auto bytes = slurp(db);
+  ASSERT_GT(bytes.size(), 8192u);
+  // Overwrite everything after the first page (the header stays: it is still sniffed as a store).
+  std::string damaged = bytes.substr(0, 4096) + std::string(bytes.size() - 4096, '\x5a');
+  std::ofstream(db, std::ios::binary | std::ios::trunc) << damaged;
+  auto r = run_proflint("summary " + shell_quote(db));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("proflint: error: " + db + ": ", 0), 0u) << r.err;
+}
+
+TEST_F(HostileInput, OldSchemaVersionDoesNotSuggestAnOptionThatDoesNotExist) {
+  auto db = ingest("old.db");
+  { SQLite::Database(db, SQLite::OPEN_READWRITE).exec("PRAGMA user_version = 0"); }
+  auto r = run_proflint("summary " + shell_quote(db));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.find("writable"), std::string::npos) << r.err;  // "open it writable to upgrade": no such option
+  EXPECT_NE(r.err.find(db), std::string::npos) << r.err;
+}
+
+TEST_F(HostileInput, OversizedEventIsNotReportedAsAnEmptyTrace) {
+  // One event larger than the 64 MiB a single event may take: it is skipped, and the trace was
+  // reported as "traceEvents has no events".
+  std::string name(65u << 20, 'K');
+  auto big = write("big.json", R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": ")" + name +
+                                   R"(", "pid": 0, "tid": 7, "ts": 1, "dur": 1}]})");
+  name.clear();
+  name.shrink_to_fit();
+  auto r = run_proflint("summary " + shell_quote(big));
+  expect_named_failure(r, big, {"byte 17", "exceed the size limit"});  // the event starts after {"traceEvents": [
+  EXPECT_EQ(r.err.find("has no events"), std::string::npos) << r.err;
+}
+
+TEST_F(HostileInput, SumsBeyondInt64NameTheProfileNotJustIntegerOverflow) {
+  // Three kernels of 4e18 ns each (within int64 one by one, 1.2e19 together).
+  std::string events;
+  for (int i = 0; i < 3; ++i)
+    events += std::string(i ? "," : "") + R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": )" +
+              std::to_string(1 + i) + R"(, "dur": 4000000000000000, "args": {"device": 0, "stream": 7}})";
+  auto huge = write("huge.json", "{\"traceEvents\": [" + events + "]}");
+  for (const char* cmd : {"summary ", "analyze "}) {
+    auto r = run_proflint(cmd + shell_quote(huge));
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 2) << cmd << r.err;
+    if (r.exit_code == 2) {
+      EXPECT_EQ(r.err.rfind("proflint: error: " + huge + ": ", 0), 0u) << cmd << r.err;
+    }
+  }
+}
+
+// --- defect 10 ---------------------------------------------------------------------------------
+
+TEST_F(HostileInput, FifoAsInputIsRefusedInsteadOfBlocking) {
+  auto fifo = path("trace.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // `timeout` turns the old hang into exit 124.
+  auto r = run_proflint_timeout(fifo);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(fifo + ": is a FIFO (named pipe), expected a regular profile file"), std::string::npos) << r.err;
+}
+
+TEST_F(HostileInput, SecondTraceAfterTheFirstIsAnImportIssue) {
+  std::string first = trace_with_kernel("k_first");
+  auto two = write("two.json", first + "\n" + trace_with_kernel("k_second"));
+  auto q = run_proflint("query " + shell_quote(two) + " " +
+                        shell_quote("SELECT kind, location FROM import_issue WHERE kind = 'data_after_json'"));
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  // The second trace starts right after the first and its newline.
+  EXPECT_EQ(q.out, "kind,location\ndata_after_json,byte " + std::to_string(first.size() + 1) + "\n");
+  auto k = run_proflint("query " + shell_quote(two) + " " + shell_quote("SELECT name FROM kernel"));
+  EXPECT_EQ(k.out, "name\nk_first\n");
+  // Newlines and NUL padding after the trace are not data.
+  auto padded = write("padded.json", first + "\n\n" + std::string(16, '\0'));
+  auto p = run_proflint("query " + shell_quote(padded) + " " + shell_quote("SELECT count(*) FROM import_issue"));
+  EXPECT_EQ(p.out, "count(*)\n0\n") << p.err;
+}
+
+TEST_F(HostileInput, EscapeSequencesInNamesNeverReachTheTerminalRaw) {
+  // OSC title change, "clear screen" and a C1 CSI, as JSON escapes in a kernel name; a raw
+  // "clear screen" in the file name.
+  auto trace = write("evil\x1b[2J.json", trace_with_kernel("k\\u001b]0;pwned\\u0007\\u001b[2J\\u009b31m"));
+  auto q = run_proflint("query " + shell_quote(trace) + " " + shell_quote("SELECT name FROM kernel"));
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_EQ(q.out, "name\nk\\u001b]0;pwned\\u0007\\u001b[2J\\u009b31m\n");
+  auto s = run_proflint("summary " + shell_quote(trace));
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(s.out.find('\x1b'), std::string::npos);
+  EXPECT_NE(s.out.find("evil\\u001b[2J.json"), std::string::npos) << s.out;
+  auto report_dir = path("reports");
+  auto r = run_proflint("report " + shell_quote(trace) + " --reports kernel --output-path " + shell_quote(report_dir));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto csv = slurp(report_dir + "/proflint_kernel.csv");
+  EXPECT_EQ(csv.find('\x1b'), std::string::npos);
+  EXPECT_NE(csv.find("k\\u001b]0;pwned"), std::string::npos) << csv;
+}
+
+TEST_F(HostileInput, QueryRefusesAttachAndWritableSchema) {
+  auto db = ingest("q.db");
+  for (const std::string& sql : {"ATTACH DATABASE '" + path("other.db") + "' AS other", std::string("PRAGMA writable_schema = ON"),
+                                std::string("SELECT hex(fts3_tokenizer('simple'))")}) {
+    auto r = run_proflint("query " + shell_quote(db) + " " + shell_quote(sql));
+    EXPECT_EQ(r.exit_code, 2) << sql << ": " << r.out;
+    EXPECT_NE(r.err.find("read-only"), std::string::npos) << sql << ": " << r.err;
+  }
+  EXPECT_FALSE(fs::exists(path("other.db")));  // ATTACH would have created it
+}
