@@ -168,7 +168,12 @@ class AmpNotUsed final : public Detector {
 
       int64_t eligible_ns = dev.tc_eligible_not_used_ns;
       double kernel_share = static_cast<double>(eligible_ns) / static_cast<double>(dev.kernel_time_ns);
-      if (kernel_share < min_kernel_share_) continue;
+      if (kernel_share < min_kernel_share_) {
+        sink.below_threshold(checked_below(*this, trace_id, dev.device_id,
+                                           "share of kernel time in Tensor-Core-eligible kernels not on Tensor Cores",
+                                           kernel_share, min_kernel_share_, "share"));
+        continue;
+      }
       // Amdahl bound: summed kernel time may overlap across streams, and only the GPU-busy part of the
       // wall can shrink; the eligible kernels own their share of the (flattened) busy time.
       int64_t critical_ns =
@@ -181,9 +186,8 @@ class AmpNotUsed final : public Detector {
                                            static_cast<double>(dev.steady_kernel_busy_ns) /
                                            static_cast<double>(dev.kernel_busy_ns));
       auto savings = static_cast<int64_t>(static_cast<double>(critical_ns) * (1.0 - 1.0 / expected_speedup_));
-      if (static_cast<double>(savings) < min_wall_share_ * static_cast<double>(summary->steady_wall_ns) ||
-          savings < min_savings_ns_)
-        continue;
+      // min_wall_share and min_savings_ns are applied by ranking, which lists a finding under them
+      // as "checked, below threshold" with its estimate instead of dropping it.
 
       // One pass over the eligible non-Tensor-Core kernels gives the top ops, the top kernels, the
       // count, the iteration range and the examples (four queries over the same join before).
@@ -295,6 +299,8 @@ class AmpNotUsed final : public Detector {
                                    format_ns(kernels[i].ns));
 
       Finding f;
+      f.min_savings_ns = min_savings_ns_;
+      f.min_wall_share = min_wall_share_;
       f.id = std::string(id());
       f.title = std::string(title());
       bool xmma_ffma = std::any_of(kernels.begin(), kernels.end(), [](const KernelAgg& k) {

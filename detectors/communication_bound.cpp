@@ -246,7 +246,11 @@ class CommunicationBound final : public Detector {
     const int64_t exposed = get("communication");
     const int64_t window = ds.window_ns;
     const double exposed_share = static_cast<double>(exposed) / static_cast<double>(window);
-    if (exposed_share < min_exposed_share_) return;
+    if (exposed_share < min_exposed_share_) {
+      sink.below_threshold(checked_below(*this, summary.trace_id, ds.device_id, "communication time not overlapped by compute",
+                                         exposed_share, min_exposed_share_, "share of the GPU's window"));
+      return;
+    }
 
     // Overlap with compute as HTA defines it: |merged comm ∩ merged compute| / merged comm.
     std::vector<Interval> comm;

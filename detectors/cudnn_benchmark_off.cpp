@@ -92,7 +92,17 @@ class CudnnBenchmarkOff final : public Detector {
     }
     double conv_share = static_cast<double>(conv_ns) / static_cast<double>(kernel_time);
     // A search pays off only over many calls of the same convolutions.
-    if (conv_ns <= 0 || conv_share < min_conv_share_ || conv_kernels < min_conv_kernels_) return;
+    if (conv_ns <= 0) return;  // no convolutions: nothing to check
+    if (conv_share < min_conv_share_) {
+      sink.below_threshold(checked_below(*this, trace_id, std::nullopt, "convolution share of kernel time", conv_share,
+                                         min_conv_share_, "share"));
+      return;
+    }
+    if (conv_kernels < min_conv_kernels_) {
+      sink.below_threshold(checked_below(*this, trace_id, std::nullopt, "convolution kernels", static_cast<double>(conv_kernels),
+                                         static_cast<double>(min_conv_kernels_), "count"));
+      return;
+    }
 
     // API names are matched once among the distinct names of the trace's calls; the calls are then
     // picked by name id (a per-row string join and op lookup over every call cost ~100 ms per query).

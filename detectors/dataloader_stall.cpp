@@ -183,7 +183,12 @@ class DataloaderStall final : public Detector {
         whole_stall = it->second.first;
       }
     }
-    if (device < 0 || whole_stall <= 0) return;
+    if (device < 0 || whole_stall <= 0) {
+      sink.below_threshold(checked_below(*this, trace_id, std::nullopt,
+                                         "GPU-idle time while the DataLoader fetched batches", 0,
+                                         static_cast<double>(min_stall_ns_), "ns"));
+      return;
+    }
     const auto& rows = breakdown[device];
     std::vector<StepStall> steps;
     for (const auto& it : iters) {
@@ -279,7 +284,12 @@ class DataloaderStall final : public Detector {
     if (best_device < 0) return;
     std::vector<double> shares;
     for (const auto& s : best_steps) shares.push_back(s.share());
-    if (median(shares) < min_prestep_share_) return;
+    if (median(shares) < min_prestep_share_) {
+      sink.below_threshold(checked_below(*this, trace_id, best_device,
+                                         "median share of step time the GPU idled before the step's first kernel",
+                                         median(shares), min_prestep_share_, "share"));
+      return;
+    }
     int64_t window_total = 0;
     for (const auto& s : best_steps) window_total += s.window_ns;
     emit(trace_id, summary, iters, best_steps, best_device, best_total, window_total, nullptr, sink);
@@ -309,8 +319,18 @@ class DataloaderStall final : public Detector {
         have_steps ? static_cast<double>(step_stall) / static_cast<double>(step_window)
                    : static_cast<double>(whole_stall) / static_cast<double>(std::max<int64_t>(1, whole_window));
     double median_share = have_steps ? median(shares) : total_share;
-    if (std::max(total_share, median_share) < min_share_) return;
-    if ((have_steps ? step_stall : whole_stall) < min_stall_ns_) return;
+    if (std::max(total_share, median_share) < min_share_) {
+      sink.below_threshold(checked_below(*this, trace_id, device,
+                                         "share of step time the GPU idled waiting for the DataLoader",
+                                         std::max(total_share, median_share), min_share_, "share"));
+      return;
+    }
+    if ((have_steps ? step_stall : whole_stall) < min_stall_ns_) {
+      sink.below_threshold(checked_below(*this, trace_id, device, "GPU-idle time waiting for the DataLoader",
+                                         static_cast<double>(have_steps ? step_stall : whole_stall),
+                                         static_cast<double>(min_stall_ns_), "ns"));
+      return;
+    }
 
     // Loader flavour, from the annotation names.
     bool single = false, multi = false, datapipe = false;

@@ -136,8 +136,14 @@ class GpuIdleGaps final : public Detector {
       }
       int64_t counted = 0;
       for (const auto& g : kept) counted += g.counted();
-      if (kept.empty() || static_cast<double>(counted) < min_total_share_ * static_cast<double>(summary->steady_wall_ns))
+      if (kept.empty() || static_cast<double>(counted) < min_total_share_ * static_cast<double>(summary->steady_wall_ns)) {
+        sink.below_threshold(checked_below(*this, trace_id, device, "GPU-idle time in unexplained steady-state gaps",
+                                           summary->steady_wall_ns > 0
+                                               ? static_cast<double>(counted) / static_cast<double>(summary->steady_wall_ns)
+                                               : 0.0,
+                                           min_total_share_, "share of the steady-state window"));
         continue;
+      }
       std::sort(kept.begin(), kept.end(), [](const Gap& a, const Gap& b) {
         return a.length() > b.length() || (a.length() == b.length() && a.start < b.start);
       });

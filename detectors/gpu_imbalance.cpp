@@ -135,7 +135,16 @@ class GpuImbalance final : public Detector {
     const int64_t excess_ns = per_iteration ? static_cast<int64_t>(excess * static_cast<double>(top.iterations))
                                             : static_cast<int64_t>(excess * static_cast<double>(top.wall_ns));
     const double excess_share = static_cast<double>(excess_ns) / static_cast<double>(std::max<int64_t>(top.wall_ns, 1));
-    if (imbalance < min_imbalance_ || excess_share < min_share_) return;
+    if (imbalance < min_imbalance_) {
+      sink.below_threshold(checked_below(*this, top.trace_id, std::nullopt, "work spread between the busiest and least busy GPU",
+                                         imbalance, min_imbalance_, "share of the busiest GPU's work"));
+      return;
+    }
+    if (excess_share < min_share_) {
+      sink.below_threshold(checked_below(*this, top.trace_id, std::nullopt, "time the straggler loses over the mean",
+                                         excess_share, min_share_, "share of wall time"));
+      return;
+    }
 
     auto work_text = [&](double w) {
       return per_iteration ? fmt::format("{} per iteration", format_ns(static_cast<int64_t>(w))) : fmt::format("busy {} of its window", format_percent(w));

@@ -152,7 +152,11 @@ class HostSync final : public Detector {
     const double wall = static_cast<double>(summary->wall_ns);
     bool fires_idle = static_cast<double>(idle_total) >= min_idle_share_ * wall && idle_total > 0;
     bool fires_block = per_step && static_cast<double>(blocked_excess) >= min_block_share_ * wall;
-    if (!fires_idle && !fires_block) return;
+    if (!fires_idle && !fires_block) {
+      sink.below_threshold(checked_below(*this, trace_id, std::nullopt, "GPU-idle time after avoidable host syncs",
+                                         static_cast<double>(idle_total) / wall, min_idle_share_, "share of wall time"));
+      return;
+    }
 
     report(trace_id, *summary, syncs, avoidable, library_recurring, idle_total, blocked_excess, iters_with_excess,
            sink);

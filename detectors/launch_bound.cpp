@@ -103,7 +103,17 @@ class LaunchBound final : public Detector {
       // Judged on the steady state: start-up inside the capture only dilutes the share.
       const int64_t window_ns = dev.startup_ns > 0 ? dev.steady_window_ns : dev.window_ns;
       double idle_share = static_cast<double>(late_idle_ns) / static_cast<double>(std::max<int64_t>(1, window_ns));
-      if (short_share < min_short_share_ || idle_share < min_idle_share_) continue;
+      if (short_share < min_short_share_) {
+        sink.below_threshold(checked_below(*this, trace_id, dev.device_id, "share of launches that are short kernels",
+                                           short_share, min_short_share_, "share"));
+        continue;
+      }
+      if (idle_share < min_idle_share_) {
+        sink.below_threshold(checked_below(*this, trace_id, dev.device_id,
+                                           "GPU-idle time waiting for late launches", idle_share, min_idle_share_,
+                                           "share of the GPU's steady-state window"));
+        continue;
+      }
 
       // Queue depth seen by each launch: work launched before it and not finished yet (HTA's queue length).
       std::sort(launch_starts.begin(), launch_starts.end());

@@ -72,7 +72,11 @@ class MemcpyBound final : public Detector {
       // The breakdown's 'memcpy' is copy time with no kernel running on the device (kernels rank above copies).
       const int64_t exposed = it == ds.breakdown_ns.end() ? 0 : it->second;
       const double exposed_share = static_cast<double>(exposed) / static_cast<double>(ds.window_ns);
-      if (exposed_share < min_exposed_share_) continue;
+      if (exposed_share < min_exposed_share_) {
+        sink.below_threshold(checked_below(*this, trace_id, ds.device_id, "copy time with no kernel running",
+                                           exposed_share, min_exposed_share_, "share of the GPU's window"));
+        continue;
+      }
       // Transfers must also be a large part of what the GPU does, not a side cost of a busy GPU.
       if (ds.gpu_busy_ns <= 0 || static_cast<double>(exposed) < min_busy_share_ * static_cast<double>(ds.gpu_busy_ns)) continue;
       report_device(facts, *summary, ds, exposed, exposed_share, sink);

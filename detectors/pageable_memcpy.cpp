@@ -44,7 +44,13 @@ class PageableMemcpy final : public Detector {
         parts += fmt::format("{}{} {} ({}, {})", parts.empty() ? "" : "; ", g.count, g.kind == "htod" ? "host-to-device" : "device-to-host",
                              format_bytes(g.bytes), format_ns(g.dur));
       }
-      if (summary->wall_ns <= 0 || static_cast<double>(dur) < min_share_ * static_cast<double>(summary->wall_ns)) continue;
+      if (summary->wall_ns <= 0) continue;
+      if (static_cast<double>(dur) < min_share_ * static_cast<double>(summary->wall_ns)) {
+        sink.below_threshold(checked_below(*this, trace_id, device, "pageable copy time",
+                                           static_cast<double>(dur) / static_cast<double>(summary->wall_ns), min_share_,
+                                           "share of wall time"));
+        continue;
+      }
       Finding f;
       f.id = std::string(id());
       f.title = std::string(title());
@@ -58,6 +64,22 @@ class PageableMemcpy final : public Detector {
       // above the pinned time is what pinning recovers.
       f.estimated_savings_ns = static_cast<int64_t>(static_cast<double>(dur) * (1.0 - 1.0 / pinned_speedup_));
       f.savings_method = fmt::format("pageable copy time x (1 - 1/{:.1f}), the typical speed-up of pinned over pageable copies", pinned_speedup_);
+      // Each copy's own part of the estimate: sync-memcpy claims the same copies, and ranking counts
+      // a copy's saving once.
+      {
+        SQLite::Statement c(facts.db(),
+            "SELECT id, dur_ns FROM memcpy WHERE trace_id = ? AND device_id IS ? AND kind IN ('htod', 'dtoh') "
+            "AND (src_kind = 'pageable' OR dst_kind = 'pageable')");
+        c.bind(1, trace_id);
+        c.bind(2, device);
+        std::vector<int64_t> ids, durs;
+        while (c.executeStep()) {
+          ids.push_back(c.getColumn(0).getInt64());
+          durs.push_back(c.getColumn(1).getInt64());
+        }
+        auto parts = split_in_proportion(f.estimated_savings_ns, durs);
+        for (size_t i = 0; i < ids.size(); ++i) f.claims["memcpy:" + std::to_string(ids[i])] = parts[i];
+      }
       f.confidence = 0.6;
       f.evidence["copies"] = count;
       f.evidence["bytes"] = bytes;

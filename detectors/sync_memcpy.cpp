@@ -80,7 +80,16 @@ class SyncMemcpy final : public Detector {
         exposed += c->exposed;
         blocked += c->block_end - c->api_start;
       }
-      if (exposed < min_exposed_ns_ || static_cast<double>(exposed) < min_share_ * wall) continue;
+      if (exposed < min_exposed_ns_) {
+        sink.below_threshold(checked_below(*this, trace_id, device, "host-blocked copy time with no kernel running",
+                                           static_cast<double>(exposed), static_cast<double>(min_exposed_ns_), "ns"));
+        continue;
+      }
+      if (static_cast<double>(exposed) < min_share_ * wall) {
+        sink.below_threshold(checked_below(*this, trace_id, device, "host-blocked copy time with no kernel running",
+                                           static_cast<double>(exposed) / wall, min_share_, "share of wall time"));
+        continue;
+      }
       int64_t kernel_busy = kernels.count(device) ? total_length(kernels.at(device)) : 0;
       report(trace_id, *summary, device, list, exposed, blocked, kernel_busy, sink);
     }
@@ -221,6 +230,14 @@ class SyncMemcpy final : public Detector {
     // time there is to hide it behind.
     int64_t est = static_cast<int64_t>(overlap_fraction_ * static_cast<double>(exposed));
     f.estimated_savings_ns = std::min(est, kernel_busy);
+    // Each copy's part of the estimate, in proportion to its exposed time: pageable-memcpy claims the
+    // same copies, and ranking counts a copy's saving once.
+    {
+      std::vector<int64_t> exposed_each;
+      for (const Copy* c : list) exposed_each.push_back(c->exposed);
+      auto parts = split_in_proportion(f.estimated_savings_ns, exposed_each);
+      for (size_t i = 0; i < list.size(); ++i) f.claims["memcpy:" + std::to_string(list[i]->memcpy_id)] = parts[i];
+    }
     f.savings_method = fmt::format(
         "host-blocked copy time during which no kernel ran on the GPU x {:.2f} (overlap_fraction: the part an async, "
         "pinned, pipelined copy hides behind compute), capped at the GPU's kernel time",

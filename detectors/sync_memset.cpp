@@ -93,7 +93,14 @@ class SyncMemset final : public Detector {
           last = std::max(last, *s->iteration);
         }
       }
-      if (exposed < min_exposed_ns_ || static_cast<double>(exposed) < min_share_ * wall) continue;
+      if (exposed < min_exposed_ns_ || static_cast<double>(exposed) < min_share_ * wall) {
+        bool by_ns = exposed < min_exposed_ns_;
+        sink.below_threshold(checked_below(*this, trace_id, device, "host-blocked memset time with no kernel running",
+                                           by_ns ? static_cast<double>(exposed) : static_cast<double>(exposed) / wall,
+                                           by_ns ? static_cast<double>(min_exposed_ns_) : min_share_,
+                                           by_ns ? "ns" : "share of wall time"));
+        continue;
+      }
       auto join = [](const std::map<std::string, int64_t>& m) {
         std::string s;
         for (const auto& [name, n] : m) s += fmt::format("{}{} ×{}", s.empty() ? "" : ", ", name, n);

@@ -244,11 +244,16 @@ class TensorCoreShape final : public Detector {
       }
     }
     double share = static_cast<double>(affected_ns) / static_cast<double>(kernel_time);
-    if (share < min_kernel_share_) return;
+    if (share < min_kernel_share_) {
+      sink.below_threshold(checked_below(*this, trace_id, std::nullopt,
+                                         "share of kernel time in reduced-precision GEMM/convolution ops with unaligned dimensions",
+                                         share, min_kernel_share_, "share"));
+      return;
+    }
     // Amdahl bound as in amp-not-used: the affected kernels own their share of the flattened busy time.
     auto critical = std::min<int64_t>(affected_ns, static_cast<int64_t>(share * static_cast<double>(kernel_busy)));
     auto savings = static_cast<int64_t>(recoverable_ * static_cast<double>(critical));
-    if (savings < min_savings_ns_) return;
+    // min_savings_ns is applied by ranking (listed as "checked, below threshold" when not met).
 
     std::vector<Group> list;
     for (auto& [k, g] : groups) list.push_back(g);
@@ -260,6 +265,7 @@ class TensorCoreShape final : public Detector {
                           format_ns(list[i].gpu_ns));
 
     Finding f;
+    f.min_savings_ns = min_savings_ns_;
     f.id = std::string(id());
     f.title = std::string(title());
     f.problem = fmt::format(

@@ -6,7 +6,10 @@
 #pragma once
 
 #include <functional>
+#include <algorithm>
+#include <cmath>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -51,6 +54,38 @@ class Detector {
   // Runs over every trace in `facts`; a trace missing a need is skipped by the runner.
   virtual void run(const Facts& facts, int64_t trace_id, FindingSink& sink) const = 0;
 };
+
+// What a detector records when it evaluated and stayed under one of its thresholds.
+inline BelowThreshold checked_below(const Detector& d, int64_t trace_id, std::optional<int64_t> device_id,
+                                    std::string measured, double value, double threshold, std::string unit) {
+  BelowThreshold b;
+  b.id = std::string(d.id());
+  b.measured = std::move(measured);
+  b.value = value;
+  b.threshold = threshold;
+  b.unit = std::move(unit);
+  b.scope.trace_id = trace_id;
+  b.scope.device_id = device_id;
+  return b;
+}
+
+// Splits `total` over `weights` in proportion, as integers that add up to `total` exactly: the
+// per-evidence claims of an estimate (Finding::claims) then sum to the estimate itself.
+inline std::vector<int64_t> split_in_proportion(int64_t total, const std::vector<int64_t>& weights) {
+  long double sum = 0;
+  for (int64_t w : weights) sum += static_cast<long double>(std::max<int64_t>(w, 0));
+  std::vector<int64_t> out;
+  out.reserve(weights.size());
+  long double cum = 0;
+  int64_t given = 0;
+  for (int64_t w : weights) {
+    cum += static_cast<long double>(std::max<int64_t>(w, 0));
+    int64_t upto = sum > 0 ? static_cast<int64_t>(std::llround(cum / sum * static_cast<long double>(total))) : 0;
+    out.push_back(upto - given);
+    given = upto;
+  }
+  return out;
+}
 
 struct DetectorInfo {
   std::string_view id;

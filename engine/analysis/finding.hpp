@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,9 +38,41 @@ struct Finding {
   Scope scope;
   std::string source = "builtin";       // 'builtin' or the Lua rule file
 
+  // The evidence the saving comes from, so that ranking never counts one saving twice: each key
+  // names one piece of evidence ("memcpy:12" for a copy row, "kernel:7", or a root cause such as
+  // "optimizer-kernels:t1:d0") with the part of estimated_savings_ns it accounts for. When two
+  // findings claim the same key, only the larger claim counts: ranking subtracts the smaller one
+  // from the finding ranked lower (docs/output-json.md, "Overlapping findings").
+  std::map<std::string, int64_t> claims;
+  // Thresholds ranking applies to the saving left after overlaps: a finding under either is not
+  // listed but recorded in the "checked, below threshold" list with its estimate (0 = none).
+  int64_t min_savings_ns = 0;
+  double min_wall_share = 0;
+
   // Filled by ranking:
   double savings_share = 0;             // estimated_savings_ns / wall time of its scope
   Severity effective_severity = Severity::info;
+  int64_t gross_savings_ns = 0;         // the detector's estimate before overlaps were subtracted
+  struct Overlap {
+    std::string id;                     // the higher-ranked finding that already counts it
+    size_t rank = 0;                    // its 1-based position among the ranked problems
+    int64_t shared_ns = 0;              // what was subtracted from this finding's estimate
+  };
+  std::vector<Overlap> overlaps;
+};
+
+// A check that ran and stayed under its threshold: recorded so that nobody reads a missing finding
+// as "proflint did not look". `value` and `threshold` are in `unit` ("ns", "share" of wall time
+// or of the measured whole, "count", ...); `measured` says what, in a few words.
+struct BelowThreshold {
+  std::string id;        // detector or rule id
+  std::string measured;  // e.g. "estimated saving", "GPU-idle data loading share of step time"
+  double value = 0;
+  double threshold = 0;
+  std::string unit;
+  Scope scope;
+  std::string source = "builtin";  // 'builtin' or the Lua rule file
+  std::string detail;              // a finding held back by ranking: its problem text
 };
 
 // Where detectors put findings.
@@ -47,12 +80,17 @@ class FindingSink {
  public:
   virtual ~FindingSink() = default;
   virtual void report(Finding finding) = 0;
+  // A check that evaluated and stayed under a threshold (the detector's own; central thresholds
+  // of a finding are applied by ranking).
+  virtual void below_threshold(BelowThreshold check) = 0;
 };
 
 class VectorSink final : public FindingSink {
  public:
   void report(Finding finding) override { findings.push_back(std::move(finding)); }
+  void below_threshold(BelowThreshold check) override { checks.push_back(std::move(check)); }
   std::vector<Finding> findings;
+  std::vector<BelowThreshold> checks;
 };
 
 }  // namespace proflint

@@ -17,7 +17,16 @@ struct SeverityThresholds {
 // Fills savings_share (against the wall time of the finding's trace) and effective_severity, then
 // sorts: problems first by estimated savings, then severity, then id, then scope; diagnostics
 // after them. Stable and deterministic.
+//
+// Overlaps: problems are visited from the largest estimate down; a claim (Finding::claims) on a
+// key that a finding visited earlier already claims is subtracted from the later finding's
+// estimate (up to the earlier claim), and the later finding lists the earlier one in `overlaps`.
+// So the sum of the ranked estimates counts every claimed piece of evidence once.
+//
+// Thresholds: a problem whose remaining estimate is under its min_savings_ns or min_wall_share is
+// removed from `findings` and appended to `below` (when given) with its estimate; its claims then
+// count for nobody.
 void rank_findings(std::vector<Finding>& findings, const std::map<int64_t, int64_t>& wall_ns_by_trace,
-                   const SeverityThresholds& thresholds = {});
+                   const SeverityThresholds& thresholds = {}, std::vector<BelowThreshold>* below = nullptr);
 
 }  // namespace proflint

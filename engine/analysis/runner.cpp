@@ -14,6 +14,7 @@
 #include <mutex>
 #include <system_error>
 #include <thread>
+#include <tuple>
 
 #include "engine/analysis/detector.hpp"
 #include "engine/analysis/facts.hpp"
@@ -94,6 +95,7 @@ struct AnalysisTask {
   nlohmann::json rule_options;
   const TraceSummary* summary = nullptr;
   std::vector<Finding> findings;
+  std::vector<BelowThreshold> checks;
 };
 
 void run_task(AnalysisTask& task, const Facts& facts, const RuleLimits& limits) {
@@ -120,6 +122,7 @@ void run_task(AnalysisTask& task, const Facts& facts, const RuleLimits& limits) 
   }
   clock.report(task.label);
   task.findings = std::move(sink.findings);
+  task.checks = std::move(sink.checks);
 }
 
 // Runs the tasks on up to available_jobs() threads, each with its own read-only connection to the
@@ -311,8 +314,10 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
                    1000.0 * static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC);
   }
   VectorSink sink;
-  for (auto& task : tasks)
+  for (auto& task : tasks) {
     for (auto& f : task.findings) sink.report(std::move(f));
+    for (auto& c : task.checks) sink.below_threshold(std::move(c));
+  }
   std::map<int64_t, int64_t> wall;
   // Shares are of the steady state: start-up inside the capture is not time a fix can recover.
   for (const auto& s : result.summaries) wall[s.trace_id] = s.steady_wall_ns;
@@ -328,7 +333,13 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
     }
     if (!hidden) result.findings.push_back(std::move(f));
   }
-  rank_findings(result.findings, wall);
+  result.below_threshold = std::move(sink.checks);
+  rank_findings(result.findings, wall, {}, &result.below_threshold);
+  std::stable_sort(result.below_threshold.begin(), result.below_threshold.end(),
+                   [](const BelowThreshold& a, const BelowThreshold& b) {
+                     return std::make_tuple(a.id, a.scope.trace_id.value_or(-1), a.scope.device_id.value_or(-1)) <
+                            std::make_tuple(b.id, b.scope.trace_id.value_or(-1), b.scope.device_id.value_or(-1));
+                   });
   return result;
 }
 

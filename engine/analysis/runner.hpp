@@ -31,6 +31,9 @@ struct AnalysisOptions {
 struct AnalysisResult {
   std::vector<TraceSummary> summaries;
   std::vector<Finding> findings;   // ranked: problems first, then diagnostics
+  // Checks that ran and stayed under a threshold (a detector's own, or a finding held back by
+  // ranking's min_savings_ns / min_wall_share), sorted by id, trace and device.
+  std::vector<BelowThreshold> below_threshold;
   std::vector<std::string> notes;  // e.g. "gpu-imbalance skipped on trace 1: needs multi_device"
 };
 

@@ -661,9 +661,9 @@ int ctx_report(lua_State* L) {
       nlohmann::ordered_json t;
       if (to_json(L, 2, 0, t, err)) {
         repair_strings(t);
-        static const std::vector<std::string> fields = {"confidence",     "diagnostic", "estimated_savings_ns",
-                                                        "evidence",       "problem",    "recommendation",
-                                                        "savings_method", "scope",      "severity"};
+        static const std::vector<std::string> fields = {
+            "claims",         "confidence",     "diagnostic", "estimated_savings_ns", "evidence",      "min_savings_ns",
+            "min_wall_share", "problem",        "recommendation", "savings_method",   "scope",         "severity"};
         if (!t.is_object()) std::snprintf(err, kErr, "give a table of fields: ctx:report{ problem = ..., ... }");
         for (const auto& [k, v] : t.items()) {
           if (err[0]) break;
@@ -702,6 +702,31 @@ int ctx_report(lua_State* L) {
             std::snprintf(err, kErr, "'estimated_savings_ns' must be a number >= 0");
           else
             f.estimated_savings_ns = static_cast<int64_t>(std::llround(t["estimated_savings_ns"].get<double>()));
+        }
+        if (!err[0] && t.contains("min_savings_ns")) {
+          if (!t["min_savings_ns"].is_number() || t["min_savings_ns"].get<double>() < 0)
+            std::snprintf(err, kErr, "'min_savings_ns' must be a number >= 0");
+          else
+            f.min_savings_ns = static_cast<int64_t>(std::llround(t["min_savings_ns"].get<double>()));
+        }
+        if (!err[0] && t.contains("min_wall_share")) {
+          if (!t["min_wall_share"].is_number() || t["min_wall_share"].get<double>() < 0 ||
+              t["min_wall_share"].get<double>() > 1)
+            std::snprintf(err, kErr, "'min_wall_share' must be a number from 0 to 1");
+          else
+            f.min_wall_share = t["min_wall_share"].get<double>();
+        }
+        if (!err[0] && t.contains("claims")) {
+          auto& c = t["claims"];
+          if (c.is_array() && c.empty()) c = nlohmann::ordered_json::object();
+          if (!c.is_object()) std::snprintf(err, kErr, "'claims' must be a table of key = nanoseconds");
+          for (const auto& [k, v] : c.items()) {
+            if (err[0]) break;
+            if (!v.is_number() || v.get<double>() < 0)
+              std::snprintf(err, kErr, "claims['%s'] must be a number >= 0", k.c_str());
+            else
+              f.claims[k] = static_cast<int64_t>(std::llround(v.get<double>()));
+          }
         }
         if (!err[0] && t.contains("confidence")) {
           if (!t["confidence"].is_number() || t["confidence"].get<double>() < 0 || t["confidence"].get<double>() > 1)
@@ -820,6 +845,69 @@ int ctx_log(lua_State* L) {
   used = std::min(used, sizeof line - 2);
   line[used++] = '\n';
   write_log_line(line, used);
+  return 0;
+}
+
+// ctx:below_threshold{ measured = "...", value = n, threshold = n, unit = "...", scope = {...} }:
+// the rule checked something and stayed under its threshold (listed, never a finding).
+int ctx_below_threshold(lua_State* L) {
+  RunContext& run = run_of(L);
+  check_self(L, "below_threshold");
+  luaL_checktype(L, 2, LUA_TTABLE);
+  char err[kErr] = {0};
+  try {
+    nlohmann::ordered_json t;
+    if (to_json(L, 2, 0, t, err)) {
+      repair_strings(t);
+      static const std::vector<std::string> fields = {"measured", "scope", "threshold", "unit", "value"};
+      if (!t.is_object()) std::snprintf(err, kErr, "give a table of fields: ctx:below_threshold{ measured = ..., ... }");
+      for (const auto& [k, v] : t.items()) {
+        if (err[0]) break;
+        if (std::find(fields.begin(), fields.end(), k) == fields.end())
+          std::snprintf(err, kErr, "unknown field '%s'%s", k.c_str(), did_you_mean(k, fields).c_str());
+      }
+      BelowThreshold b;
+      b.id = run.rule_id;
+      b.source = run.path;
+      b.scope.trace_id = run.trace_id;
+      for (const char* key : {"measured", "unit"}) {
+        if (err[0]) break;
+        if (!t.contains(key) || !t[key].is_string())
+          std::snprintf(err, kErr, "'%s' is required and must be a string", key);
+        else
+          (std::string(key) == "measured" ? b.measured : b.unit) = t[key].get<std::string>();
+      }
+      for (const char* key : {"value", "threshold"}) {
+        if (err[0]) break;
+        if (!t.contains(key) || !t[key].is_number())
+          std::snprintf(err, kErr, "'%s' is required and must be a number", key);
+        else
+          (std::string(key) == "value" ? b.value : b.threshold) = t[key].get<double>();
+      }
+      if (!err[0] && t.contains("scope")) {
+        auto& s = t["scope"];
+        if (s.is_array() && s.empty()) s = nlohmann::ordered_json::object();
+        static const std::vector<std::string> keys = {"device_id", "iter_first", "iter_last", "rank", "trace_id"};
+        if (!s.is_object()) std::snprintf(err, kErr, "'scope' must be a table");
+        for (const auto& [k, v] : s.items()) {
+          if (err[0]) break;
+          if (std::find(keys.begin(), keys.end(), k) == keys.end())
+            std::snprintf(err, kErr, "unknown scope field '%s'%s", k.c_str(), did_you_mean(k, keys).c_str());
+        }
+        if (!err[0]) {
+          if (auto v = opt_int(s, "trace_id", err)) b.scope.trace_id = v;
+          b.scope.device_id = opt_int(s, "device_id", err);
+          b.scope.rank = opt_int(s, "rank", err);
+          b.scope.iter_first = opt_int(s, "iter_first", err);
+          b.scope.iter_last = opt_int(s, "iter_last", err);
+        }
+      }
+      if (!err[0]) run.sink->below_threshold(std::move(b));
+    }
+  } catch (const std::exception& e) {
+    std::snprintf(err, kErr, "%s", e.what());
+  }
+  if (err[0]) return luaL_error(L, "ctx:below_threshold: %s", err);
   return 0;
 }
 
@@ -1029,7 +1117,7 @@ void push_ctx(lua_State* L, RunContext& run, const nlohmann::json& options) {
   lua_newtable(L);
   lua_newtable(L);
   static const luaL_Reg methods[] = {
-      {"has", ctx_has},   {"log", ctx_log},   {"query", ctx_query},
+      {"below_threshold", ctx_below_threshold}, {"has", ctx_has}, {"log", ctx_log}, {"query", ctx_query},
       {"report", ctx_report}, {"rows", ctx_rows}, {nullptr, nullptr}};
   for (const luaL_Reg* m = methods; m->name; ++m) {
     lua_pushlightuserdata(L, &run);

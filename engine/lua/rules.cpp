@@ -451,6 +451,7 @@ void run_rule(const RuleInfo& info, const RuleFile& file, const nlohmann::json& 
                                " (raise [rules] max_findings)",
                            trace_id));
   for (auto& f : found.findings) sink.report(std::move(f));
+  for (auto& c : found.checks) sink.below_threshold(std::move(c));
 }
 
 }  // namespace proflint::lua

@@ -65,6 +65,61 @@ std::string evidence_value(const nlohmann::ordered_json& v) {
   return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// "12.3 ms", "4.1%" or "7 count": a below-threshold value in its unit.
+std::string threshold_value(double v, const std::string& unit) {
+  if (unit == "ns") return format_ns(static_cast<int64_t>(v));
+  if (unit.starts_with("share")) return fmt::format("{:.2f}%", 100.0 * v);  // finer than format_percent: values sit near thresholds
+  return fmt::format("{:.4g} {}", v, unit);
+}
+
+std::string below_text(const BelowThreshold& b) {
+  std::string unit = b.unit.starts_with("share") && b.unit.size() > 5 ? " (" + b.unit + ")" : "";
+  return fmt::format("{}: {} {}, threshold {}{}", b.id, b.measured, threshold_value(b.value, b.unit),
+                     threshold_value(b.threshold, b.unit), unit);
+}
+
+std::string below_scope(const BelowThreshold& b, const AnalysisResult& r) {
+  Finding f;
+  f.scope = b.scope;
+  return scope_text(f, r);
+}
+
+json scope_json(const Scope& s) {
+  json scope = json::object();
+  if (s.trace_id) scope["trace_id"] = *s.trace_id;
+  if (s.device_id) scope["device_id"] = *s.device_id;
+  if (s.rank) scope["rank"] = *s.rank;
+  if (s.iter_first) scope["iter_first"] = *s.iter_first;
+  if (s.iter_last) scope["iter_last"] = *s.iter_last;
+  return scope;
+}
+
+json below_json(const BelowThreshold& b) {
+  json j;
+  j["id"] = b.id;
+  j["measured"] = b.measured;
+  j["value"] = b.value;
+  j["threshold"] = b.threshold;
+  j["unit"] = b.unit;
+  j["scope"] = scope_json(b.scope);
+  j["source"] = b.source;
+  if (!b.detail.empty()) j["detail"] = b.detail;
+  return j;
+}
+
+// "27.1 ms of its 27.1 ms estimate is already counted under #3 pageable-memcpy (same evidence); ..."
+std::string overlap_text(const Finding& f) {
+  std::string under;
+  int64_t shared = 0;
+  for (const auto& o : f.overlaps) {
+    shared += o.shared_ns;
+    under += fmt::format("{}{}{}", under.empty() ? "" : ", ", o.rank ? fmt::format("#{} ", o.rank) : "", o.id);
+    if (f.overlaps.size() > 1) under += fmt::format(" ({})", format_ns(o.shared_ns));
+  }
+  return fmt::format("{} of its {} estimate is already counted under {} (same evidence); only the rest counts here",
+                     format_ns(shared), format_ns(f.gross_savings_ns), under);
+}
+
 json finding_json(const Finding& f) {
   json j;
   j["id"] = f.id;
@@ -74,15 +129,13 @@ json finding_json(const Finding& f) {
   j["recommendation"] = f.recommendation;
   j["estimated_savings_ns"] = f.estimated_savings_ns;
   j["savings_share"] = f.savings_share;
+  j["gross_savings_ns"] = f.gross_savings_ns;
+  json overlaps = json::array();
+  for (const auto& o : f.overlaps) overlaps.push_back({{"id", o.id}, {"rank", o.rank}, {"shared_ns", o.shared_ns}});
+  j["overlaps"] = overlaps;
   j["savings_method"] = f.savings_method;
   j["confidence"] = f.confidence;
-  json scope = json::object();
-  if (f.scope.trace_id) scope["trace_id"] = *f.scope.trace_id;
-  if (f.scope.device_id) scope["device_id"] = *f.scope.device_id;
-  if (f.scope.rank) scope["rank"] = *f.scope.rank;
-  if (f.scope.iter_first) scope["iter_first"] = *f.scope.iter_first;
-  if (f.scope.iter_last) scope["iter_last"] = *f.scope.iter_last;
-  j["scope"] = scope;
+  j["scope"] = scope_json(f.scope);
   j["evidence"] = f.evidence;
   j["source"] = f.source;
   return j;
@@ -151,8 +204,10 @@ std::string render_findings_text(const AnalysisResult& r, bool color) {
     std::string head = fmt::format("{:>2}. {} {}", n, paint(fmt::format("[{}]", severity_name(f.effective_severity)), sev_color(f.effective_severity)),
                                    paint(f.id, "1"));
     std::string saves = savings_text(f);
+    if (saves.empty() && !f.overlaps.empty()) saves = "saves nothing beyond the findings above";
     out += "\n" + head + (saves.empty() ? "" : "  " + saves) + "\n";
     out += "    " + wrap_text(f.title, 80, 4) + "\n";
+    if (!f.overlaps.empty()) out += "    overlap: " + wrap_text(overlap_text(f), 80, 13) + "\n";
     std::string scope = scope_text(f, r);
     if (!scope.empty()) out += "    scope:   " + wrap_text(scope, 80, 13) + "\n";
     out += "    problem: " + wrap_text(f.problem, 80, 13) + "\n";
@@ -172,9 +227,18 @@ std::string render_findings_text(const AnalysisResult& r, bool color) {
     if (!f.savings_method.empty()) out += "    " + wrap_text("estimate: " + f.savings_method + fmt::format(" (confidence {:.0f}%)", f.confidence * 100), 80, 4) + "\n";
   }
   if (problems > 1)
-    out += "\n" + wrap_text(fmt::format("Estimates overlap and are not additive: fixing one problem changes the others. "
-                                        "The largest single estimate is {} ({} of wall time).",
+    out += "\n" + wrap_text(fmt::format("Evidence two findings share (the same copies, kernels or root cause) is "
+                                        "counted once, under the higher-ranked one. Fixing one problem still changes "
+                                        "the others: the estimates are not additive. The largest single estimate is "
+                                        "{} ({} of wall time).",
                                         format_ns(largest), format_percent(largest_share)), 80, 0) + "\n";
+  if (!r.below_threshold.empty()) {
+    out += "\nChecked, below threshold (not reported as problems):\n";
+    for (const auto& b : r.below_threshold) {
+      std::string scope = below_scope(b, r);
+      out += "  - " + wrap_text(below_text(b) + (scope.empty() ? "" : " [" + scope + "]"), 80, 4) + "\n";
+    }
+  }
   bool any_diag = false;
   for (const auto& f : r.findings) {
     if (!f.diagnostic) continue;
@@ -216,6 +280,9 @@ std::string render_findings_json(const AnalysisResult& r) {
   for (const auto& f : r.findings) (f.diagnostic ? diagnostics : findings).push_back(finding_json(f));
   root["findings"] = findings;
   root["diagnostics"] = diagnostics;
+  json below = json::array();
+  for (const auto& b : r.below_threshold) below.push_back(below_json(b));
+  root["below_threshold"] = below;
   root["notes"] = r.notes;
   return root.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
@@ -229,7 +296,7 @@ std::string render_findings_markdown(const AnalysisResult& r) {
                        util.empty() ? "n/a (no GPU work)" : util);
   }
   int problems = problem_count(r);
-  out += fmt::format("\n**{} problem(s)**, ranked by estimated time saved (estimates overlap; do not add them up).\n\n", problems);
+  out += fmt::format("\n**{} problem(s)**, ranked by estimated time saved (evidence two findings share is counted once, under the higher-ranked one).\n\n", problems);
   if (problems > 0) {
     out += "| # | severity | id | saves | problem |\n|---|---|---|---|---|\n";
     int n = 0;
@@ -237,9 +304,11 @@ std::string render_findings_markdown(const AnalysisResult& r) {
       if (f.diagnostic) continue;
       std::string problem = f.problem;
       for (auto& c : problem) if (c == '|') c = '/';
-      out += fmt::format("| {} | {} | `{}` | {} | {} |\n", ++n, severity_name(f.effective_severity), f.id,
-                         f.estimated_savings_ns > 0 ? fmt::format("{} ({})", format_ns(f.estimated_savings_ns), format_percent(f.savings_share)) : "–",
-                         problem);
+      std::string saves =
+          f.estimated_savings_ns > 0 ? fmt::format("{} ({})", format_ns(f.estimated_savings_ns), format_percent(f.savings_share)) : "–";
+      for (const auto& o : f.overlaps)
+        saves += fmt::format("; +{} counted under {}", format_ns(o.shared_ns), o.rank ? fmt::format("#{}", o.rank) : o.id);
+      out += fmt::format("| {} | {} | `{}` | {} | {} |\n", ++n, severity_name(f.effective_severity), f.id, saves, problem);
     }
     out += "\n<details><summary>Recommendations</summary>\n\n";
     for (const auto& f : r.findings) {
@@ -254,6 +323,15 @@ std::string render_findings_markdown(const AnalysisResult& r) {
     if (!any) out += "\n**About the profile itself**\n\n";
     any = true;
     out += fmt::format("- `{}`: {}\n", f.id, f.problem);
+  }
+  if (!r.below_threshold.empty()) {
+    out += "\n**Checked, below threshold** (not reported as problems)\n\n| id | measured | value | threshold | scope |\n|---|---|---|---|---|\n";
+    for (const auto& b : r.below_threshold) {
+      std::string measured = b.measured;
+      for (auto& c : measured) if (c == '|') c = '/';
+      out += fmt::format("| `{}` | {} | {} | {} | {} |\n", b.id, measured, threshold_value(b.value, b.unit),
+                         threshold_value(b.threshold, b.unit), below_scope(b, r));
+    }
   }
   return out;
 }
@@ -279,6 +357,23 @@ std::string render_findings_sarif(const AnalysisResult& r) {
                    {"message", {{"text", f.problem + " " + f.recommendation}}},
                    {"properties", {{"estimated_savings_ns", f.estimated_savings_ns}, {"savings_share", f.savings_share},
                                    {"confidence", f.confidence}, {"evidence", f.evidence}}}};
+    if (!uri.empty()) result["locations"] = json::array({{{"physicalLocation", {{"artifactLocation", {{"uri", uri}}}}}}});
+    results.push_back(result);
+  }
+  // SARIF 2.1.0 §3.27.9: a result of kind "pass" says the check ran and found nothing to report;
+  // its level must be "none". Each below-threshold check becomes one, with its value and threshold.
+  for (const auto& b : r.below_threshold) {
+    if (!rule_index.count(b.id)) {
+      rule_index[b.id] = rules.size();
+      rules.push_back({{"id", b.id}, {"name", b.id},
+                       {"helpUri", b.source == "builtin" ? "docs/detectors/" + b.id + ".md" : b.source}});
+    }
+    std::string uri;
+    for (const auto& s : r.summaries)
+      if (b.scope.trace_id && s.trace_id == *b.scope.trace_id) uri = s.path;
+    json result = {{"ruleId", b.id}, {"ruleIndex", rule_index[b.id]}, {"kind", "pass"}, {"level", "none"},
+                   {"message", {{"text", "Checked, below threshold: " + below_text(b) + "."}}},
+                   {"properties", {{"measured", b.measured}, {"value", b.value}, {"threshold", b.threshold}, {"unit", b.unit}}}};
     if (!uri.empty()) result["locations"] = json::array({{{"physicalLocation", {{"artifactLocation", {{"uri", uri}}}}}}});
     results.push_back(result);
   }

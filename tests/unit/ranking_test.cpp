@@ -49,3 +49,109 @@ TEST(Ranking, MediumBand) {
   rank_findings(v, {{1, 1000}});
   EXPECT_EQ(v[0].effective_severity, Severity::medium);
 }
+
+// Overlaps: two findings claiming the same evidence count it once, under the larger one.
+TEST(Ranking, SharedClaimIsSubtractedFromTheLowerRankedFinding) {
+  Finding pageable = make("pageable-memcpy", 300);
+  pageable.claims = {{"memcpy:1", 200}, {"memcpy:2", 100}};
+  Finding sync = make("sync-memcpy", 250);
+  sync.claims = {{"memcpy:1", 150}, {"memcpy:3", 100}};  // copy 3 is its own
+  std::vector<Finding> v = {sync, pageable};
+  rank_findings(v, {{1, 1000}});
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].id, "pageable-memcpy");
+  EXPECT_EQ(v[0].estimated_savings_ns, 300);
+  EXPECT_TRUE(v[0].overlaps.empty());
+  // min(150, 200) of copy 1 is already counted: 250 - 150.
+  EXPECT_EQ(v[1].estimated_savings_ns, 100);
+  EXPECT_EQ(v[1].gross_savings_ns, 250);
+  ASSERT_EQ(v[1].overlaps.size(), 1u);
+  EXPECT_EQ(v[1].overlaps[0].id, "pageable-memcpy");
+  EXPECT_EQ(v[1].overlaps[0].rank, 1u);
+  EXPECT_EQ(v[1].overlaps[0].shared_ns, 150);
+  EXPECT_DOUBLE_EQ(v[1].savings_share, 0.1);
+  // The sum counts copy 1 once, at its larger claim: 200 + 100 + 100 (+ the unclaimed 0).
+  EXPECT_EQ(v[0].estimated_savings_ns + v[1].estimated_savings_ns, 400);
+}
+
+TEST(Ranking, LargerLaterClaimKeepsOnlyItsExcessAndRanksByWhatIsLeft) {
+  Finding a = make("a", 500);
+  a.claims = {{"root", 100}};
+  Finding b = make("b", 450);
+  b.claims = {{"root", 400}};
+  Finding c = make("c", 420);
+  c.claims = {{"root", 420}};
+  std::vector<Finding> v = {c, b, a};
+  rank_findings(v, {{1, 1000}});
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].id, "a");
+  EXPECT_EQ(v[0].estimated_savings_ns, 500);
+  // b: 100 of its 400 already counted by a; the key now holds 400.
+  EXPECT_EQ(v[1].id, "b");
+  EXPECT_EQ(v[1].estimated_savings_ns, 350);
+  // c: min(420, 400) counted already -> 20, re-sorted below b.
+  EXPECT_EQ(v[2].id, "c");
+  EXPECT_EQ(v[2].estimated_savings_ns, 20);
+  ASSERT_EQ(v[2].overlaps.size(), 1u);
+  EXPECT_EQ(v[2].overlaps[0].id, "a");  // the key's first owner
+}
+
+TEST(Ranking, FindingUnderItsThresholdMovesToBelowThresholdWithItsEstimate) {
+  Finding amp = make("amp-not-used", 40);
+  amp.min_savings_ns = 100;
+  amp.problem = "FP32 GEMMs";
+  Finding share = make("x", 150);
+  share.min_wall_share = 0.2;
+  Finding kept = make("kept", 120);
+  kept.min_savings_ns = 100;
+  std::vector<Finding> v = {amp, share, kept};
+  std::vector<BelowThreshold> below;
+  rank_findings(v, {{1, 1000}}, {}, &below);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].id, "kept");
+  ASSERT_EQ(below.size(), 2u);
+  EXPECT_EQ(below[0].id, "x");  // visited first: larger estimate
+  EXPECT_DOUBLE_EQ(below[0].value, 0.15);
+  EXPECT_DOUBLE_EQ(below[0].threshold, 0.2);
+  EXPECT_EQ(below[0].unit, "share of wall time");
+  EXPECT_EQ(below[1].id, "amp-not-used");
+  EXPECT_DOUBLE_EQ(below[1].value, 40);
+  EXPECT_DOUBLE_EQ(below[1].threshold, 100);
+  EXPECT_EQ(below[1].unit, "ns");
+  EXPECT_EQ(below[1].detail, "FP32 GEMMs");
+  EXPECT_EQ(below[1].scope.trace_id.value_or(-1), 1);
+}
+
+TEST(Ranking, OverlapCanPushAFindingUnderItsThresholdAndItsClaimsThenCountForNobody) {
+  Finding a = make("a", 500);
+  a.claims = {{"k", 450}};
+  Finding b = make("b", 460);
+  b.claims = {{"k", 460}, {"j", 300}};
+  b.min_savings_ns = 100;  // 460 - 450 = 10 left: held back
+  Finding c = make("c", 200);
+  c.claims = {{"j", 200}};  // j was b's, but b is not listed: c keeps it all
+  std::vector<Finding> v = {a, b, c};
+  std::vector<BelowThreshold> below;
+  rank_findings(v, {{1, 1000}}, {}, &below);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[1].id, "c");
+  EXPECT_EQ(v[1].estimated_savings_ns, 200);
+  ASSERT_EQ(below.size(), 1u);
+  EXPECT_EQ(below[0].id, "b");
+  EXPECT_DOUBLE_EQ(below[0].value, 10);
+  EXPECT_NE(below[0].measured.find("after removing"), std::string::npos);
+}
+
+TEST(Ranking, DiagnosticsIgnoreClaimsAndThresholds) {
+  Finding d = make("no-iterations", 0, true);
+  d.min_savings_ns = 100;
+  d.claims = {{"k", 10}};
+  Finding p = make("p", 50);
+  p.claims = {{"k", 50}};
+  std::vector<Finding> v = {d, p};
+  std::vector<BelowThreshold> below;
+  rank_findings(v, {{1, 1000}}, {}, &below);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].estimated_savings_ns, 50);
+  EXPECT_TRUE(below.empty());
+}
