@@ -1,4 +1,4 @@
--- user_version 3
+-- user_version 4
 -- table _api_call
 CREATE TABLE _api_call (
   id             INTEGER PRIMARY KEY,
