@@ -420,8 +420,9 @@ Side extract_side(Store& store, const ExtractOptions& options) {
     if (m.per_iteration) {
       m.samples.clear();
       m.run_values.clear();
+      const auto& metric_key = key;  // clang before 16 cannot capture a structured binding
       auto of = [&](const TraceData& t) -> std::vector<double> {
-        auto it = t.metrics.find(key);
+        auto it = t.metrics.find(metric_key);
         if (it != t.metrics.end() && it->second.per_iteration) return it->second.samples;
         return std::vector<double>(t.kept_ns.size(), 0.0);
       };
