@@ -208,7 +208,14 @@ GateConfig parse_gate(const toml::node& node, const std::string& source) {
   return g;
 }
 
+std::string toml_basic_string(const std::string& s);
+
+// toml++ writes a string holding a newline as a multi-line literal string, and TOML drops a newline
+// right after its opening delimiter ("\nx" read back as "x"; found by fuzz_config): strings with
+// control characters are written as one-line basic strings with escapes instead.
 std::string toml_quote(const std::string& s) {
+  if (std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+    return toml_basic_string(s);
   std::ostringstream os;
   os << toml::value<std::string>(s);
   return os.str();
@@ -221,7 +228,12 @@ std::string toml_key(const std::string& key) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
   });
   if (bare) return key;
-  // A basic string on one line: toml_quote may write a multi-line string, which TOML forbids in keys.
+  // A basic string on one line: TOML forbids multi-line strings in keys.
+  return toml_basic_string(key);
+}
+
+// A one-line TOML basic string: quotes and backslashes escaped, control characters as \uXXXX.
+std::string toml_basic_string(const std::string& key) {
   std::string out = "\"";
   for (unsigned char c : key) {
     if (c == '"' || c == '\\') {
