@@ -626,6 +626,27 @@ std::optional<int64_t> opt_int(const nlohmann::ordered_json& j, const char* key,
   return j[key].get<int64_t>();
 }
 
+// The optional `scope` table of ctx:report and ctx:below_threshold, read into `scope` (unknown
+// fields and non-integers are errors written to err).
+void read_scope(nlohmann::ordered_json& t, Scope& scope, char* err) {
+  if (err[0] || !t.contains("scope")) return;
+  auto& s = t["scope"];
+  if (s.is_array() && s.empty()) s = nlohmann::ordered_json::object();
+  static const std::vector<std::string> keys = {"device_id", "iter_first", "iter_last", "rank", "trace_id"};
+  if (!s.is_object()) std::snprintf(err, kErr, "'scope' must be a table");
+  for (const auto& [k, v] : s.items()) {
+    if (err[0]) break;
+    if (std::find(keys.begin(), keys.end(), k) == keys.end())
+      std::snprintf(err, kErr, "unknown scope field '%s'%s", k.c_str(), did_you_mean(k, keys).c_str());
+  }
+  if (err[0]) return;
+  if (auto v = opt_int(s, "trace_id", err)) scope.trace_id = v;
+  scope.device_id = opt_int(s, "device_id", err);
+  scope.rank = opt_int(s, "rank", err);
+  scope.iter_first = opt_int(s, "iter_first", err);
+  scope.iter_last = opt_int(s, "iter_last", err);
+}
+
 // Repairs invalid UTF-8 in every string and key (a rule's text may hold any bytes; the JSON and
 // SARIF emitters need valid UTF-8).
 void repair_strings(nlohmann::ordered_json& j) {
@@ -748,24 +769,7 @@ int ctx_report(lua_State* L) {
           else
             f.evidence = e;
         }
-        if (!err[0] && t.contains("scope")) {
-          auto& s = t["scope"];
-          if (s.is_array() && s.empty()) s = nlohmann::ordered_json::object();
-          static const std::vector<std::string> keys = {"device_id", "iter_first", "iter_last", "rank", "trace_id"};
-          if (!s.is_object()) std::snprintf(err, kErr, "'scope' must be a table");
-          for (const auto& [k, v] : s.items()) {
-            if (err[0]) break;
-            if (std::find(keys.begin(), keys.end(), k) == keys.end())
-              std::snprintf(err, kErr, "unknown scope field '%s'%s", k.c_str(), did_you_mean(k, keys).c_str());
-          }
-          if (!err[0]) {
-            if (auto v = opt_int(s, "trace_id", err)) f.scope.trace_id = v;
-            f.scope.device_id = opt_int(s, "device_id", err);
-            f.scope.rank = opt_int(s, "rank", err);
-            f.scope.iter_first = opt_int(s, "iter_first", err);
-            f.scope.iter_last = opt_int(s, "iter_last", err);
-          }
-        }
+        read_scope(t, f.scope, err);
         if (!err[0]) {
           run.sink->report(std::move(f));
           ++run.reported;
@@ -884,24 +888,7 @@ int ctx_below_threshold(lua_State* L) {
         else
           (std::string(key) == "value" ? b.value : b.threshold) = t[key].get<double>();
       }
-      if (!err[0] && t.contains("scope")) {
-        auto& s = t["scope"];
-        if (s.is_array() && s.empty()) s = nlohmann::ordered_json::object();
-        static const std::vector<std::string> keys = {"device_id", "iter_first", "iter_last", "rank", "trace_id"};
-        if (!s.is_object()) std::snprintf(err, kErr, "'scope' must be a table");
-        for (const auto& [k, v] : s.items()) {
-          if (err[0]) break;
-          if (std::find(keys.begin(), keys.end(), k) == keys.end())
-            std::snprintf(err, kErr, "unknown scope field '%s'%s", k.c_str(), did_you_mean(k, keys).c_str());
-        }
-        if (!err[0]) {
-          if (auto v = opt_int(s, "trace_id", err)) b.scope.trace_id = v;
-          b.scope.device_id = opt_int(s, "device_id", err);
-          b.scope.rank = opt_int(s, "rank", err);
-          b.scope.iter_first = opt_int(s, "iter_first", err);
-          b.scope.iter_last = opt_int(s, "iter_last", err);
-        }
-      }
+      read_scope(t, b.scope, err);
       if (!err[0]) run.sink->below_threshold(std::move(b));
     }
   } catch (const std::exception& e) {
