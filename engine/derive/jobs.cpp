@@ -236,7 +236,7 @@ AlignmentResult match_and_align(const std::vector<RankCollectives>& ranks, const
       // Ranks of one job end most of their blocking collectives together: when fewer than a
       // third of them agree on one offset, the ranks did not synchronise on these collectives.
       size_t agreeing = std::min(best->second, std::min(shared_ref, shared_k));
-      if (agreeing * 3 < std::min(shared_ref, shared_k)) {
+      if (agreeing * 3 < std::min(shared_ref, shared_k) && !options.same_clock) {
         out.residuals[k] = median_of([&] {
           std::vector<int64_t> r;
           for (int64_t d : used) r.push_back(std::llabs(d - offset));
@@ -248,6 +248,9 @@ AlignmentResult match_and_align(const std::vector<RankCollectives>& ranks, const
             agreeing, ranks[k].rank, shared_k, ranks[0].rank);
         return out;
       }
+    } else if (options.same_clock) {
+      notes.push_back(fmt::format("rank {} shares no collective with rank {}", ranks[k].rank, ranks[0].rank));
+      continue;
     } else {
       out.note = fmt::format("clock alignment refused: rank {} shares no matched collective with rank {}", ranks[k].rank,
                              ranks[0].rank);
@@ -268,8 +271,12 @@ AlignmentResult match_and_align(const std::vector<RankCollectives>& ranks, const
                                   used.size() == 1 ? "" : "s"));
   }
   out.residuals[0] = 0;
-  out.residual_ns = worst;
-  if (worst > limit) {
+  bool any_residual = std::any_of(out.residuals.begin() + 1, out.residuals.end(), [](const auto& r) { return r.has_value(); });
+  if (any_residual) out.residual_ns = worst;
+  if (options.same_clock) {
+    // One clock: nothing to refuse; a large residual says the collectives matched poorly.
+    notes.insert(notes.begin(), "the ranks share one clock (processes of one nsys export)");
+  } else if (worst > limit) {
     out.note = fmt::format(
         "clock alignment refused: after the best offset, rank {}'s collective ends still differ from rank {}'s by a median "
         "{} (limit {}): the traces may not be of the same run, or their collectives could not be matched",
@@ -827,8 +834,7 @@ void derive_jobs(Store& store, const DeriveOptions& options) {
   JobReader reader(store);
 
   SQLite::Transaction tx(db);
-  db.exec("DELETE FROM collective_participation; DELETE FROM collective_instance; DELETE FROM job_rank; DELETE FROM job; "
-          "DELETE FROM import_issue WHERE kind = 'clock_alignment_refused';");
+  db.exec("DELETE FROM collective_participation; DELETE FROM collective_instance; DELETE FROM job_rank; DELETE FROM job;");
   SQLite::Statement job_ins(db, "INSERT INTO job(job_id, source, world_size, ranks_present, aligned, residual_ns, alignment_note) "
                                 "VALUES (?,?,?,?,?,?,?)");
   SQLite::Statement rank_ins(db, "INSERT INTO job_rank(job_id, rank, trace_id, pid, device_id, clock_offset_ns, offset_residual_ns) "
@@ -837,8 +843,6 @@ void derive_jobs(Store& store, const DeriveOptions& options) {
                                  "first_rank, last_rank, last_arrival_ns, end_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
   SQLite::Statement part_ins(db, "INSERT INTO collective_participation(job_id, instance_id, rank, trace_id, op_id, kernel_id, "
                                  "start_ns, end_ns, wait_ns, transfer_ns, iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
-  SQLite::Statement issue_ins(db, "INSERT OR REPLACE INTO import_issue(trace_id, kind, count, example, location) "
-                                  "VALUES (?, 'clock_alignment_refused', 1, ?, 'job')");
   int64_t job_id = 0;
   for (const Job& job : jobs) {
     ++job_id;
@@ -871,12 +875,6 @@ void derive_jobs(Store& store, const DeriveOptions& options) {
     else job_ins.bind(7);
     job_ins.exec();
     job_ins.reset();
-    if (job.ranks.size() >= 2 && !result.aligned) {
-      issue_ins.bind(1, job.ranks.front().trace_id);
-      issue_ins.bind(2, result.note);
-      issue_ins.exec();
-      issue_ins.reset();
-    }
     for (size_t k = 0; k < job.ranks.size(); ++k) {
       const Unit& u = job.ranks[k];
       rank_ins.bind(1, job_id);
