@@ -91,10 +91,9 @@ bool is_backend_range(std::string_view name) {
 // point-to-point carry per-rank sizes.
 bool sizes_comparable(const std::string& type) { return type != "all_to_all" && type != "send_recv"; }
 
-// Could a and b be the same collective (same group and type assumed)? Known sizes, step numbers
-// and sequence numbers must agree.
+// Could a and b be the same collective (same group and type assumed)? Known sizes and step
+// numbers must agree (sequence numbers, when trusted, pair calls before this is asked).
 bool compatible(const RankCollective& a, const RankCollective& b) {
-  if (a.seq && b.seq && *a.seq != *b.seq) return false;
   if (a.step_number && b.step_number && *a.step_number != *b.step_number) return false;
   if (sizes_comparable(a.type) && a.bytes && b.bytes && *a.bytes != *b.bytes) return false;
   return true;
@@ -120,10 +119,24 @@ Groups group_calls(const std::vector<RankCollectives>& ranks) {
   return groups;
 }
 
+// Recorded sequence numbers identify the group's instances when every call has one and each
+// rank shares at least half of its numbers with the group's first rank (numbers that do not
+// recur across ranks are not PyTorch's per-group sequence; order and end times decide then).
 bool all_have_seq(const std::vector<RankCollectives>& ranks, const std::vector<std::vector<size_t>>& per_rank) {
   for (size_t k = 0; k < per_rank.size(); ++k)
     for (size_t c : per_rank[k])
       if (!ranks[k].calls[c].seq) return false;
+  size_t ref = 0;
+  while (ref < per_rank.size() && per_rank[ref].empty()) ++ref;
+  if (ref == per_rank.size()) return true;
+  std::set<int64_t> ref_seq;
+  for (size_t c : per_rank[ref]) ref_seq.insert(*ranks[ref].calls[c].seq);
+  for (size_t k = ref + 1; k < per_rank.size(); ++k) {
+    if (per_rank[k].empty()) continue;
+    size_t shared = 0;
+    for (size_t c : per_rank[k]) shared += ref_seq.count(*ranks[k].calls[c].seq);
+    if (shared * 2 < std::min(per_rank[k].size(), per_rank[ref].size())) return false;
+  }
   return true;
 }
 
@@ -363,7 +376,7 @@ AlignmentResult match_and_align(const std::vector<RankCollectives>& ranks, const
         first = p.start_ns;
         inst.first_rank = p.rank;
       }
-      if (p.start_ns > last) {
+      if (p.start_ns >= last) {  // a tie goes to the higher rank (first: to the lower)
         last = p.start_ns;
         inst.last_rank = p.rank;
       }
