@@ -12,6 +12,8 @@
 #include "engine/analysis/job_summary.hpp"
 #include "engine/common/error.hpp"
 #include "engine/import/load.hpp"
+#include "engine/report/dlprof/reports.hpp"
+#include "engine/report/summary_report.hpp"
 #include "tests/lua/lua_support.hpp"
 #include "tests/support/realdata.hpp"
 
@@ -173,6 +175,23 @@ TEST(JobsStore, GlooJobWithoutGpuIsAlignedOnHostCollectives) {
   EXPECT_NEAR(e.parallel, e.load_balance * e.communication * e.orchestration, 1e-9);
   EXPECT_EQ(jobs[0].step_efficiency.size(), 4u);
   EXPECT_GT(e.mean_wait_share, 0.05);
+  // The `collectives` report: one row per rank (straggler first), the job row then one per step.
+  proflint::dlprof::ReportInput in{&store, nullptr, nullptr};
+  auto report = proflint::dlprof::build_report("collectives", in, "");
+  ASSERT_EQ(report.tables.size(), 2u);
+  ASSERT_EQ(report.tables[0].rows.size(), 2u);
+  EXPECT_EQ(std::get<int64_t>(report.tables[0].rows[0][1]), 1);           // rank 1 first
+  EXPECT_EQ(std::get<int64_t>(report.tables[0].rows[1][3]), 80'000'000);  // rank 0's total wait
+  ASSERT_EQ(report.tables[1].rows.size(), 5u);
+  EXPECT_EQ(std::get<std::string>(report.tables[1].rows[0][1]), "job");
+  EXPECT_EQ(std::get<int64_t>(report.tables[1].rows[1][1]), 10);  // ProfilerStep#10
+  // Summary JSON carries the job; text names the straggler row first.
+  std::string json = proflint::render_summary_json({}, jobs);
+  EXPECT_NE(json.find("\"collectives_per_rank\""), std::string::npos);
+  EXPECT_NE(json.find("\"parallel_efficiency\""), std::string::npos);
+  std::string text_out = proflint::render_summary_text({}, false, jobs);
+  EXPECT_NE(text_out.find("Job 1: 2 ranks of world size 2"), std::string::npos) << text_out;
+  EXPECT_NE(text_out.find("clocks       aligned on 4 matched collectives"), std::string::npos) << text_out;
 }
 
 TEST(JobsStore, RealTwoRanksOfOneJob) {
