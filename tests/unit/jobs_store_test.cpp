@@ -180,11 +180,12 @@ TEST(JobsStore, GlooJobWithoutGpuIsAlignedOnHostCollectives) {
   auto report = proflint::dlprof::build_report("collectives", in, "");
   ASSERT_EQ(report.tables.size(), 2u);
   ASSERT_EQ(report.tables[0].rows.size(), 2u);
-  EXPECT_EQ(std::get<int64_t>(report.tables[0].rows[0][1]), 1);           // rank 1 first
-  EXPECT_EQ(std::get<int64_t>(report.tables[0].rows[1][3]), 80'000'000);  // rank 0's total wait
+  EXPECT_EQ(std::get<std::string>(report.tables[0].rows[0][0]), "job 1 rank 1");  // the straggler first
+  EXPECT_EQ(std::get<int64_t>(report.tables[0].rows[1][4]), 80'000'000);          // rank 0's total wait
   ASSERT_EQ(report.tables[1].rows.size(), 5u);
-  EXPECT_EQ(std::get<std::string>(report.tables[1].rows[0][1]), "job");
-  EXPECT_EQ(std::get<int64_t>(report.tables[1].rows[1][1]), 10);  // ProfilerStep#10
+  EXPECT_EQ(std::get<std::string>(report.tables[1].rows[0][0]), "job 1");
+  EXPECT_EQ(std::get<std::string>(report.tables[1].rows[0][2]), "job");
+  EXPECT_EQ(std::get<int64_t>(report.tables[1].rows[1][2]), 10);  // ProfilerStep#10
   // Summary JSON carries the job; text names the straggler row first.
   std::string json = proflint::render_summary_json({}, jobs);
   EXPECT_NE(json.find("\"collectives_per_rank\""), std::string::npos);
