@@ -641,6 +641,8 @@
       return best === null ? null : [l, best];
     }
     window.addEventListener('resize', () => draw());
+    tl.setView = setView;
+    tl.draw = draw;
     setView(0, false);
   }
 
@@ -741,7 +743,17 @@
           view: tl ? tl.vi : null, draw: tl ? tl.lastDraw : null });
       });
       const c = document.getElementById('timeline-canvas');
-      out.timeline = c ? { pixels: painted(c), views: DATA.timeline.views.length } : null;
+      out.timeline = c ? { pixels: painted(c), views: DATA.timeline.views.length, draws: [] } : null;
+      // How long one full redraw of each window takes (the smoothness budget: a frame).
+      if (c) {
+        state.timeline.highlight(null);
+        DATA.timeline.views.forEach((v, i) => {
+          state.timeline.setView(i, false);
+          const t0 = performance.now();
+          for (let k = 0; k < 5; k++) state.timeline.draw();
+          out.timeline.draws.push({ view: i, events: v.events, ms: (performance.now() - t0) / 5, rects: state.timeline.lastDraw.rects });
+        });
+      }
       out.tables = [...document.querySelectorAll('table.data')].map((t) => ({ id: t.id, rows: +t.dataset.rows }));
     } else {
       out.tables = [...document.querySelectorAll('table.data')].map((t) => ({ id: t.id, rows: +t.dataset.rows }));
@@ -758,5 +770,8 @@
     errors.push('render: ' + (e && e.stack ? e.stack : e));
     app.append(el('pre', { text: 'The report failed to render: ' + e }));
   }
+  // #finding-N opens the page with finding N selected (its evidence shown in the timeline).
+  const m = /^#finding-(\d+)$/.exec(location.hash);
+  if (m && DATA.kind === 'analysis' && +m[1] < findingEls.length) selectFinding(+m[1], false);
   if (location.hash === '#pf-selftest') setTimeout(() => { try { selfTest(); } catch (e) { errors.push('selftest: ' + e); const p = el('pre', { id: 'pf-selftest' }); p.textContent = JSON.stringify({ errors }); document.body.append(p); } }, 0);
 })();
