@@ -772,17 +772,25 @@ std::string render_findings_html(Store& store, const AnalysisResult& result, con
     if (vi) {
       const View& v = views[*vi];
       json events = json::array();
+      std::optional<int64_t> in_start, in_end;  // span of the evidence events this window holds
       for (const auto& r : ev.rows) {
         auto w = v.where.find(r);
-        if (w != v.where.end()) events.push_back({w->second.first, w->second.second});
+        if (w == v.where.end()) continue;
+        events.push_back({w->second.first, w->second.second});
+        const Event& e = v.lanes[w->second.first].events[w->second.second];
+        in_start = in_start ? std::min(*in_start, e.start) : e.start;
+        in_end = in_end ? std::max(*in_end, e.start + e.dur) : e.start + e.dur;
       }
       json lanes = json::array();
       if (f.scope.device_id)
         for (size_t l = 0; l < v.lanes.size(); ++l)
           if (v.lanes[l].device == *f.scope.device_id) lanes.push_back(l);
-      // The band: the evidence's time span clipped to the view, else the iterations in scope, else the view.
+      // The band: the span of the evidence events in this view, else the evidence's whole span clipped to
+      // the view, else the iterations in scope, else the view.
       int64_t b0 = v.t0, b1 = v.t1;
-      if (ev.first_start && *ev.last_end > v.t0 && *ev.first_start < v.t1) {
+      if (in_start) {
+        b0 = std::max(v.t0, *in_start), b1 = std::min(v.t1, *in_end);
+      } else if (ev.first_start && *ev.last_end > v.t0 && *ev.first_start < v.t1) {
         b0 = std::max(v.t0, *ev.first_start), b1 = std::min(v.t1, *ev.last_end);
       } else if (f.scope.iter_first && traces.count(v.trace_id)) {
         const auto& its = traces[v.trace_id].iterations;

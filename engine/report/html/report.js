@@ -770,8 +770,17 @@
     errors.push('render: ' + (e && e.stack ? e.stack : e));
     app.append(el('pre', { text: 'The report failed to render: ' + e }));
   }
-  // #finding-N opens the page with finding N selected (its evidence shown in the timeline).
-  const m = /^#finding-(\d+)$/.exec(location.hash);
-  if (m && DATA.kind === 'analysis' && +m[1] < findingEls.length) selectFinding(+m[1], false);
+  // #finding-N opens the page with finding N selected (its evidence shown in the timeline);
+  // #finding-N/timeline shows only that finding and the timeline (to share, or for a screenshot).
+  const m = /^#finding-(\d+)(\/timeline)?$/.exec(location.hash);
+  if (m && DATA.kind === 'analysis' && +m[1] < findingEls.length) {
+    if (m[2]) {
+      document.body.classList.add('focus');
+      findingEls[+m[1]].classList.add('keep');
+    }
+    selectFinding(+m[1], false);
+    if (state.timeline) state.timeline.draw();
+    if (!m[2]) document.getElementById('timeline').scrollIntoView();
+  }
   if (location.hash === '#pf-selftest') setTimeout(() => { try { selfTest(); } catch (e) { errors.push('selftest: ' + e); const p = el('pre', { id: 'pf-selftest' }); p.textContent = JSON.stringify({ errors }); document.body.append(p); } }, 0);
 })();
