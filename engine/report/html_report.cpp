@@ -104,6 +104,12 @@ struct TraceInfo {
   std::vector<int64_t> devices;
 };
 
+const Iteration* find_iteration(const TraceInfo& t, int64_t ordinal) {
+  for (const auto& i : t.iterations)
+    if (i.ordinal == ordinal) return &i;
+  return nullptr;
+}
+
 TraceInfo load_trace(SQLite::Database& db, int64_t trace_id) {
   TraceInfo t;
   t.trace_id = trace_id;
@@ -685,7 +691,7 @@ std::string render_findings_html(Store& store, const AnalysisResult& result, con
     if (found == traces.end()) continue;
     const auto& t = found->second;
     if (t.iterations.empty()) want(ev.trace_id, std::nullopt);
-    else if (ev.iteration && *ev.iteration >= 0 && *ev.iteration < static_cast<int64_t>(t.iterations.size()))
+    else if (ev.iteration && find_iteration(t, *ev.iteration))
       want(ev.trace_id, ev.iteration);
   }
   for (const auto& [id, t] : traces) {
@@ -715,7 +721,7 @@ std::string render_findings_html(Store& store, const AnalysisResult& result, con
     }
     const auto& t = traces[trace];
     int64_t t0 = t.start, t1 = t.end;
-    if (it) t0 = t.iterations[static_cast<size_t>(*it)].win_start, t1 = t.iterations[static_cast<size_t>(*it)].win_end;
+    if (it) t0 = find_iteration(t, *it)->win_start, t1 = find_iteration(t, *it)->win_end;
     View v = collect_view(db, trace, t0, std::max(t1, t0 + 1), left, names);
     v.iteration = it;
     left -= std::min(left, v.events);
@@ -729,7 +735,7 @@ std::string render_findings_html(Store& store, const AnalysisResult& result, con
     const auto& t = traces[v.trace_id];
     std::string label = traces.size() > 1 ? "trace " + std::to_string(v.trace_id) + " · " : "";
     if (v.iteration) {
-      const auto& it = t.iterations[static_cast<size_t>(*v.iteration)];
+      const auto& it = *find_iteration(t, *v.iteration);
       label += "iteration " + std::to_string(*v.iteration) + (it.number ? " (step " + std::to_string(*it.number) + ")" : "");
     } else {
       label += "whole capture";
@@ -793,11 +799,12 @@ std::string render_findings_html(Store& store, const AnalysisResult& result, con
       } else if (ev.first_start && *ev.last_end > v.t0 && *ev.first_start < v.t1) {
         b0 = std::max(v.t0, *ev.first_start), b1 = std::min(v.t1, *ev.last_end);
       } else if (f.scope.iter_first && traces.count(v.trace_id)) {
-        const auto& its = traces[v.trace_id].iterations;
-        int64_t a = *f.scope.iter_first, b = f.scope.iter_last.value_or(a);
-        if (a >= 0 && b < static_cast<int64_t>(its.size()) && a <= b) {
-          b0 = std::max(v.t0, its[static_cast<size_t>(a)].win_start);
-          b1 = std::min(v.t1, its[static_cast<size_t>(b)].win_end);
+        const TraceInfo& t = traces[v.trace_id];
+        const Iteration* a = find_iteration(t, *f.scope.iter_first);
+        const Iteration* b = find_iteration(t, f.scope.iter_last.value_or(*f.scope.iter_first));
+        if (a && b) {
+          b0 = std::max(v.t0, a->win_start);
+          b1 = std::min(v.t1, b->win_end);
           if (b1 <= b0) b0 = v.t0, b1 = v.t1;
         }
       }

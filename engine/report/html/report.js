@@ -97,11 +97,14 @@
         points: { show: false }, value: (u, v, si, idx) => (idx === null || idx === undefined ? '–' : yFmt(c[3][idx] || 0)) });
       data.push(cum[k]);
     }
+    // Every bar labelled while they fit; beyond, uPlot picks integer ticks.
+    const xAxis = { values: (u, ticks) => ticks.map((t) => (Number.isInteger(t) && t >= 0 && t < n ? xLabels[t] : '')) };
+    if (n <= 40) xAxis.splits = () => xLabels.map((_, i) => i);
+    else xAxis.incrs = INT_INCRS;
     return makeChart(id, parent, {
       title, series, legend: { live: true },
       scales: { x: { time: false, range: [-0.6, n - 0.4] }, y: { range: (u, mn, mx) => [0, mx > 0 ? mx * 1.05 : 1] } },
-      axes: [{ values: (u, ticks) => ticks.map((t) => (Number.isInteger(t) && t >= 0 && t < n ? xLabels[t] : '')),
-        splits: () => (n <= 40 ? xLabels.map((_, i) => i) : null) }, { values: (u, t) => t.map(yFmt), size: 70 }],
+      axes: [xAxis, { values: (u, t) => t.map(yFmt), size: 70 }],
     }, data);
   }
 
