@@ -85,6 +85,7 @@ def expected_analysis_charts(data):
             charts["samples-t%d-%d" % (t["trace_id"], g)] = n
     if len(with_iters) > 1:
         charts["steps-ranks"] = len(with_iters)
+        charts["waits-ranks"] = len(with_iters)
     return charts
 
 

@@ -290,6 +290,17 @@
       });
       makeChart('steps-ranks', grid, { title: 'Step time per trace (rank)', scales: { x: { time: false } }, series,
         axes: [{ incrs: INT_INCRS }, { values: (u, v) => v.map((q) => fmtNs(q * 1e6)), size: 70 }] }, data);
+      // What each rank spent waiting per step: communication not hidden by compute plus idle
+      // (from the per-iteration breakdown; the first GPU of each trace).
+      const wseries = [{ label: 'iteration' }], wdata = [x];
+      withIters.forEach((t, k) => {
+        const b = t.iterations.breakdown[0];
+        const cats = b ? b.categories : {};
+        wseries.push({ label: series[k + 1].label, stroke: PALETTE[k % PALETTE.length], width: 1.5, value: (u, v) => (v === null ? '–' : fmtNs(v * 1e6)) });
+        wdata.push(x.map((i) => (i < t.iterations.dur_ns.length ? (((cats.communication || [])[i] || 0) + ((cats.idle || [])[i] || 0)) / 1e6 : null)));
+      });
+      makeChart('waits-ranks', grid, { title: 'Waiting per step and rank (communication + idle)', scales: { x: { time: false } }, series: wseries,
+        axes: [{ incrs: INT_INCRS }, { values: (u, v) => v.map((q) => fmtNs(q * 1e6)), size: 70 }] }, wdata);
     }
   }
 
