@@ -112,7 +112,6 @@
   function renderAnalysis() {
     const summary = (DATA.summary && DATA.summary.traces) || [];
     const analysis = DATA.analysis;
-    const byTrace = new Map(DATA.traces.map((t) => [t.trace_id, t]));
     app.append(el('h1', { text: 'proflint report' }));
     app.append(el('div', { cls: 'muted small', text: 'proflint ' + DATA.version + ' · ' + summary.map((t) => t.path).join(', ') }));
     const toc = el('nav', { cls: 'toc' });
@@ -124,8 +123,8 @@
     renderReductions();
     renderFindings(analysis);
     renderBreakdown(summary);
-    renderSteps(summary, byTrace);
-    renderOverTime(summary, byTrace);
+    renderSteps(summary);
+    renderOverTime();
     renderTables();
     renderTimeline();
   }
@@ -257,7 +256,7 @@
     }
   }
 
-  function renderSteps(summary, byTrace) {
+  function renderSteps(summary) {
     const s = section('steps', 'Step time per iteration');
     const grid = el('div', { cls: 'grid' });
     s.append(grid);
@@ -321,7 +320,7 @@
     }] };
   }
 
-  function renderOverTime(summary, byTrace) {
+  function renderOverTime() {
     const s = section('overtime', 'GPU utilization and Tensor Core share over time');
     const grid = el('div', { cls: 'grid' });
     s.append(grid);
