@@ -5,6 +5,8 @@
 //   proflint_floor inflate-zlib FILE   the same with zlib (the reference ISA-L is measured against)
 //   proflint_floor parse FILE     Kineto JSON: inflate + the importer's scanner + simdjson parse of
 //                                 every event, with no store (the floor proflint's import is held to)
+//   proflint_floor import FILE    the import stage alone (any format), into an in-memory store:
+//                                 what PROFLINT_TIMINGS' "import" measures, without derivation
 //   proflint_floor scan FILE      nsys SQLite: read every column of every row of the kernel, runtime,
 //                                 memcpy, memset, NVTX, sync and StringIds tables
 //
@@ -19,6 +21,8 @@
 #include <vector>
 
 #include "engine/common/error.hpp"
+#include "engine/import/importer.hpp"
+#include "engine/store/store.hpp"
 #include "engine/import/kineto/byte_source.hpp"
 #include "engine/import/kineto/event_parser.hpp"
 #include "engine/import/kineto/trace_scanner.hpp"
@@ -75,7 +79,7 @@ int scan_sqlite(const std::string& path, uint64_t& rows, uint64_t& bytes) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: proflint_floor inflate|inflate-zlib|parse|scan FILE\n");
+    std::fprintf(stderr, "usage: proflint_floor inflate|inflate-zlib|parse|import|scan FILE\n");
     return 2;
   }
   const std::string mode = argv[1], path = argv[2];
@@ -93,6 +97,9 @@ int main(int argc, char** argv) {
       auto scan = proflint::kineto::scan_trace(*src, path, handler);
       events = handler.events;
       bytes = scan.bytes;
+    } else if (mode == "import") {
+      proflint::Store store = proflint::Store::create_in_memory();
+      events = static_cast<uint64_t>(proflint::import_file(path, store, {}).rows);
     } else if (mode == "scan") {
       if (int rc = scan_sqlite(path, events, bytes)) return rc;
     } else {
