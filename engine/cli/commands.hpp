@@ -27,6 +27,10 @@ struct CommonOptions {
   std::string job_by = "auto";             // --job-by auto|given|none (docs/multi-rank.md)
 };
 
+// `proflint --version`: the version, then the input libraries this build and CPU use (simdjson
+// kernel picked at run time, gzip inflater), for bug reports and the benchmark.
+std::string version_text();
+
 int cmd_summary(const CommonOptions& options);
 int cmd_ingest(const CommonOptions& options, const std::string& db_path);
 int cmd_query(const CommonOptions& options, const std::string& sql);
