@@ -44,11 +44,14 @@ void rank_findings(std::vector<Finding>& findings, const std::map<int64_t, int64
     f.savings_share = wall > 0 ? static_cast<double>(f.estimated_savings_ns) / static_cast<double>(wall) : 0.0;
     f.effective_severity = severity_of(f, thresholds);
   }
-  // Visit from the largest gross estimate down, so the finding that explains most keeps the saving.
+  // Visit from the largest gross estimate down, so the finding that explains most keeps the saving;
+  // generic idle-time findings after every finding that names a cause (Finding::generic).
   std::vector<size_t> order(findings.size());
   std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return rank_key(findings[a]) < rank_key(findings[b]); });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (findings[a].generic != findings[b].generic) return !findings[a].generic;
+    return rank_key(findings[a]) < rank_key(findings[b]);
+  });
   struct Owner {
     int64_t ns = 0;    // the largest claim on the key so far
     size_t finding = 0;  // the first (largest) finding that claimed it

@@ -18,7 +18,8 @@ struct SeverityThresholds {
 // sorts: problems first by estimated savings, then severity, then id, then scope; diagnostics
 // after them. Stable and deterministic.
 //
-// Overlaps: problems are visited from the largest estimate down; a claim (Finding::claims) on a
+// Overlaps: problems are visited from the largest estimate down (generic idle-time findings, see
+// Finding::generic, after all others); a claim (Finding::claims) on a
 // key that a finding visited earlier already claims is subtracted from the later finding's
 // estimate (up to the earlier claim), and the later finding lists the earlier one in `overlaps`.
 // So the sum of the ranked estimates counts every claimed piece of evidence once.

@@ -114,6 +114,50 @@ TEST(SteadyState, WorkflowAllocationChurnInTheDataGenerationLoop) {
   EXPECT_EQ(f[0].evidence["enclosing_range"], "data generation");
 }
 
+// gpupuzzlers_cudagraph_mwe: the job captures a CUDA graph (cudaStreamBeginCapture at
+// 1677198498858832 µs, cudaGraphInstantiate at ...859934) and replays it 20 times, the first
+// cudaGraphLaunch at 1677198498866139 µs. By hand (python3 over the raw JSON): from there to the
+// last event's end (...896450 µs) is 30.311 ms, in which the kernels are busy 13.714 ms (45.24%).
+// Before this rule the steady state began at ...835415 µs and held the eager warm-up, the stream
+// pool creation, gc.collect() and the capture: 23.8% busy, and gpu-underutilized led with 26% of it.
+TEST(SteadyState, GraphReplayingJobIsJudgedFromItsFirstReplay) {
+  REALDATA_OR_SKIP(path, "kineto/gpupuzzlers_cudagraph_mwe.json.gz");
+  auto s = summary_of(path);
+  ASSERT_EQ(s.devices.size(), 1u);
+  const auto& d = s.devices[0];
+  EXPECT_NE(d.startup_cause.find("graph_capture"), std::string::npos) << d.startup_cause;
+  EXPECT_EQ(d.steady_start_ns, 1677198498866139000);
+  EXPECT_EQ(d.steady_window_ns, 30'311'000);
+  EXPECT_EQ(d.steady_kernel_busy_ns, 13'714'000);
+  // Still under the 50% threshold, but what is left to gain is under 5% of the steady state:
+  // 0.5 x 30.311 - 13.714 = 1.4415 ms.
+  auto f = findings_of(analyze_with(path, "gpu-underutilized"), "gpu-underutilized");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].estimated_savings_ns, 1'441'500);
+  EXPECT_LT(f[0].savings_share, 0.05);
+}
+
+// tb_tiny_compute_properties: one 13.7 ms ProfilerStep with 30 kernels busy 48 µs in all (python3
+// over the raw JSON: union of the 30 kernel intervals). The idle
+// time is the script around a toy: gpu-underutilized lists it as below its kernel-busy floor and
+// small-capture says what such a capture can show.
+TEST(SteadyState, ToyStepIsASmallCaptureNotAnUnderutilizedGpu) {
+  REALDATA_OR_SKIP(path, "kineto/tb_tiny_compute_properties.json");
+  auto r = analyze_with(path, "gpu-underutilized");
+  EXPECT_TRUE(findings_of(r, "gpu-underutilized").empty());
+  bool listed = false;
+  for (const auto& b : r.below_threshold)
+    if (b.id == "gpu-underutilized") {
+      listed = true;
+      EXPECT_EQ(b.value, 48'000.0);
+      EXPECT_EQ(b.threshold, 1'000'000.0);
+    }
+  EXPECT_TRUE(listed);
+  auto small = findings_of(analyze_with(path, "small-capture"), "small-capture");
+  ASSERT_EQ(small.size(), 1u);
+  EXPECT_TRUE(small[0].diagnostic);
+}
+
 TEST(SteadyState, SharesAboveOneAreNotPrintedAsPercentages) {
   // hta_sampled_rank-1 printed "154.3% of the GEMM time": a ratio above 1 is now said as a multiple.
   REALDATA_OR_SKIP(path, "kineto/hta_sampled_rank-1.json.gz");
