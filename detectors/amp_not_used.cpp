@@ -202,17 +202,20 @@ class AmpNotUsed final : public Detector {
       std::optional<int64_t> first_iter, last_iter;
       std::vector<std::pair<int64_t, int64_t>> longest;  // (dur_ns, kernel id), the 3 longest
       // Backward ops (autograd nodes) record no input types: they take those of the forward op
-      // that created them, the range with the same autograd sequence number on the forward thread.
+      // that created them, the first range with the same autograd sequence number that recorded
+      // types. (Kineto's "Fwd thread id" numbers the profiler's own threads, not the OS thread id
+      // the store keeps, so it cannot narrow the match; the counter is per thread and only
+      // DataParallel-style replica threads could repeat a number.)
       {
         struct Row {
           int64_t kid, dur, kname, oname;
-          std::optional<int64_t> iteration, types, seq, fwd_tid;
+          std::optional<int64_t> iteration, types, seq;
         };
         std::vector<Row> rows;
         std::set<int64_t> seqs;
         SQLite::Statement q(db,
                             "SELECT k.id, k.dur_ns, k.iteration, k.name_id, o.name_id, r.input_types_id, "
-                            "r.sequence_number, r.fwd_thread_id "
+                            "r.sequence_number "
                             "FROM _kernel k JOIN _op o ON o.id = k.tc_eligible_op_id "
                             "LEFT JOIN _range r ON r.id = o.range_id "
                             "WHERE k.trace_id = ? AND k.device_id IS ? AND k.is_tensor_core = 0 "
@@ -222,33 +225,24 @@ class AmpNotUsed final : public Detector {
         auto opt = [&](int c) { return q.isColumnNull(c) ? std::nullopt : std::optional<int64_t>(q.getColumn(c).getInt64()); };
         while (q.executeStep()) {
           rows.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(), q.getColumn(3).getInt64(),
-                          q.getColumn(4).getInt64(), opt(2), opt(5), opt(6), opt(7)});
+                          q.getColumn(4).getInt64(), opt(2), opt(5), opt(6)});
           if (!rows.back().types && rows.back().seq) seqs.insert(*rows.back().seq);
         }
-        // (sequence number, thread) -> input types of the first forward range recording them.
-        std::map<std::pair<int64_t, int64_t>, int64_t> forward_types;
-        std::map<int64_t, int64_t> forward_types_any_thread;
+        // sequence number -> input types of the first range recording them.
+        std::map<int64_t, int64_t> forward_types;
         if (!seqs.empty()) {
           SQLite::Statement f(db,
-                              "SELECT sequence_number, tid, input_types_id FROM _range WHERE trace_id = ? AND "
+                              "SELECT sequence_number, input_types_id FROM _range WHERE trace_id = ? AND "
                               "sequence_number IS NOT NULL AND input_types_id IS NOT NULL ORDER BY start_ns, id");
           f.bind(1, trace_id);
           while (f.executeStep()) {
             int64_t seq = f.getColumn(0).getInt64();
-            if (!seqs.count(seq)) continue;
-            int64_t tid = f.getColumn(1).isNull() ? -1 : f.getColumn(1).getInt64();
-            forward_types.try_emplace({seq, tid}, f.getColumn(2).getInt64());
-            forward_types_any_thread.try_emplace(seq, f.getColumn(2).getInt64());
+            if (seqs.count(seq)) forward_types.try_emplace(seq, f.getColumn(1).getInt64());
           }
         }
-        for (auto& r : rows) {
-          if (r.types || !r.seq) continue;
-          if (r.fwd_tid) {
-            if (auto it = forward_types.find({*r.seq, *r.fwd_tid}); it != forward_types.end()) r.types = it->second;
-          } else if (auto it = forward_types_any_thread.find(*r.seq); it != forward_types_any_thread.end()) {
-            r.types = it->second;
-          }
-        }
+        for (auto& r : rows)
+          if (!r.types && r.seq)
+            if (auto it = forward_types.find(*r.seq); it != forward_types.end()) r.types = it->second;
         for (const auto& r : rows) {
           int64_t kid = r.kid, dur = r.dur;
           ++count;
