@@ -687,9 +687,9 @@ DetectorInfo gpu_underutilized_info() {
        {"chunks", 30, "number of equal chunks the window is cut into for the per-chunk utilization (nsys default 30)"},
        {"target_utilization", 0.5, "utilization the estimate assumes a fix reaches"},
        {"min_kernels", 20, "ignore devices that ran fewer kernels than this (too little GPU work to judge)"},
-       {"min_kernel_busy_ns", 1000000,
-        "ignore devices whose kernels are busy less than this in the judged window (a toy or an excerpt; "
-        "small-capture's min_kernel_busy_ns)"}},
+       {"min_kernel_busy_ns", 100000,
+        "ignore devices whose kernels are busy less than this in the judged window: a handful of small kernels, a "
+        "toy or an excerpt (small-capture's min_kernel_busy_ns)"}},
       [](const OptionValues& o) { return std::make_unique<GpuUnderutilized>(o); }};
 }
 

@@ -108,7 +108,7 @@ DetectorInfo small_capture_info() {
   return {"small-capture",
           {{"min_kernels", 20, "say so when the capture has fewer kernels than this (gpu-underutilized's min_kernels)"},
            {"min_events", 50, "or fewer events than this in all"},
-          {"min_kernel_busy_ns", 1000000,
+          {"min_kernel_busy_ns", 100000,
            "or when no GPU's kernels are busy this long in all (gpu-underutilized's min_kernel_busy_ns)"}},
           [](const OptionValues& o) { return std::make_unique<SmallCapture>(o); }};
 }

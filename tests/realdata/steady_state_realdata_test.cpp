@@ -187,7 +187,7 @@ TEST(SteadyState, ToyStepIsASmallCaptureNotAnUnderutilizedGpu) {
     if (b.id == "gpu-underutilized") {
       listed = true;
       EXPECT_EQ(b.value, 48'000.0);
-      EXPECT_EQ(b.threshold, 1'000'000.0);
+      EXPECT_EQ(b.threshold, 100'000.0);
     }
   EXPECT_TRUE(listed);
   auto small = findings_of(analyze_with(path, "small-capture"), "small-capture");
