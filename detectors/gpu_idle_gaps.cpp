@@ -154,7 +154,8 @@ class GpuIdleGaps final : public Detector {
       // The idle time counted (the gaps less their DataLoader part), per gap, for the claims.
       std::vector<Interval> pieces;
       for (const auto& g : kept) pieces.push_back({g.start, g.end});
-      auto by_gap = IdleGapKeys(trace_id, device, u).idle_by_gap(subtract_intervals(union_intervals(pieces), dataloader));
+      auto by_gap =
+          IdleGapKeys(trace_id, device, u, dataloader).idle_by_gap(subtract_intervals(union_intervals(pieces), dataloader));
       report(trace_id, *summary, device, u, kept, counted, all_idle, dl_gaps, dl_time, relative_threshold, by_gap,
              sink);
     }

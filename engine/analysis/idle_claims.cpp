@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "engine/analysis/dataloader_ranges.hpp"
 #include "engine/analysis/detector.hpp"
 
 namespace proflint {
@@ -21,10 +22,14 @@ IdleGapKeys::IdleGapKeys(const Facts& facts, int64_t trace_id, int64_t device_id
     while (q.executeStep()) busy.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64()});
   }
   busy_ = union_intervals(std::move(busy));
+  for (const auto& f : dataloader_union(facts, trace_id)) cuts_.insert(cuts_.end(), {f.start, f.end});
 }
 
-IdleGapKeys::IdleGapKeys(int64_t trace_id, int64_t device_id, std::vector<Interval> busy)
-    : trace_id_(trace_id), device_id_(device_id), busy_(std::move(busy)) {}
+IdleGapKeys::IdleGapKeys(int64_t trace_id, int64_t device_id, std::vector<Interval> busy,
+                         const std::vector<Interval>& fetches)
+    : trace_id_(trace_id), device_id_(device_id), busy_(std::move(busy)) {
+  for (const auto& f : fetches) cuts_.insert(cuts_.end(), {f.start, f.end});
+}
 
 std::map<std::string, int64_t> IdleGapKeys::idle_by_gap(const std::vector<Interval>& pieces) const {
   std::map<std::string, int64_t> out;
@@ -41,9 +46,11 @@ std::map<std::string, int64_t> IdleGapKeys::idle_by_gap(const std::vector<Interv
         continue;
       }
       int64_t gap_end = i < busy_.size() ? busy_[i].start : INT64_MAX;
-      int64_t e = std::min(p.end, gap_end);
-      std::string key = i < busy_.size() ? fmt::format("gpu-idle:t{}:d{}:{}", trace_id_, device_id_, gap_end)
-                                         : fmt::format("gpu-idle:t{}:d{}:end", trace_id_, device_id_);
+      auto cut = std::upper_bound(cuts_.begin(), cuts_.end(), t);  // the next fetch boundary
+      int64_t piece_end = cut != cuts_.end() ? std::min(gap_end, *cut) : gap_end;
+      int64_t e = std::min(p.end, piece_end);
+      std::string key = piece_end != INT64_MAX ? fmt::format("gpu-idle:t{}:d{}:{}", trace_id_, device_id_, piece_end)
+                                               : fmt::format("gpu-idle:t{}:d{}:end", trace_id_, device_id_);
       out[key] += e - t;
       t = e;
     }
