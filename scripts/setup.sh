@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake ninja-build pkg-config sqlite3 libsqlite3-dev libsqlitecpp-dev
   libtomlplusplus-dev liblua5.4-dev nlohmann-json3-dev librange-v3-dev libgtest-dev libgmock-dev
-  libsimdjson-dev libcli11-dev libfmt-dev zlib1g-dev libzstd-dev libbenchmark-dev python3
+  libsimdjson-dev libcli11-dev libfmt-dev zlib1g-dev libisal-dev libzstd-dev libbenchmark-dev python3
   clang libclang-rt-dev)  # clang + libFuzzer runtime: scripts/fuzz.sh
 
 missing=()

@@ -22,6 +22,8 @@
 #include "engine/analysis/runner.hpp"
 #include "engine/common/suggest.hpp"
 #include "engine/derive/derive.hpp"
+#include "engine/import/kineto/byte_source.hpp"
+#include "engine/import/kineto/event_parser.hpp"
 #include "engine/report/dlprof/model.hpp"
 #include "engine/report/findings_report.hpp"
 #include "engine/report/format.hpp"
@@ -157,6 +159,11 @@ int run_command(const std::function<int()>& body, const std::vector<std::string>
     library_error(e.what());
   }
   return 2;
+}
+
+std::string version_text() {
+  return std::string("proflint ") + PROFLINT_VERSION + "\nKineto JSON: " + kineto::json_parser_description() +
+         "\ngzip: " + kineto::inflater_name() + "\nSQLite: " + sqlite3_libversion();
 }
 
 int cmd_summary(const CommonOptions& options) {

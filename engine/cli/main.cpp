@@ -9,7 +9,7 @@ int main(int argc, char** argv) {
   using namespace proflint;
   CLI::App app{"proflint: an expert system for GPU deep-learning profiles"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("proflint ") + PROFLINT_VERSION);
+  app.set_version_flag("--version", [] { return version_text(); });
 
   CommonOptions common;
   std::string db_path, sql, query_input;
