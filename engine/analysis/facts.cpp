@@ -14,8 +14,8 @@ namespace proflint {
 
 const std::vector<std::string_view>& known_needs() {
   static const std::vector<std::string_view> all = {
-      "api_calls",    "device_info", "gpu_activity", "iterations", "kernels", "memcpy",     "memory",
-      "multi_device", "nvtx",        "op_dtypes",    "op_shapes",  "ops",     "sync_events"};
+      "api_calls", "collectives", "device_info", "gpu_activity", "iterations", "job",         "kernels",
+      "memcpy",    "memory",      "multi_device", "nvtx",         "op_dtypes",  "op_shapes", "ops", "sync_events"};
   return all;
 }
 
@@ -57,6 +57,16 @@ bool Facts::has(std::string_view need, int64_t trace_id) const {
     return exists(db, "SELECT 1 FROM device WHERE trace_id = ? AND compute_major IS NOT NULL LIMIT 1", trace_id);
   if (need == "nvtx") return exists(db, "SELECT 1 FROM _range WHERE trace_id = ? AND kind = 'nvtx' LIMIT 1", trace_id);
   if (need == "sync_events") return exists(db, "SELECT 1 FROM sync_event WHERE trace_id = ? LIMIT 1", trace_id);
+  // "job": run once per job (on its first rank's trace), always available. "collectives": the
+  // trace's job has two or more ranks and matched collective instances (tables of schema 0005).
+  if (need == "job") return true;
+  if (need == "collectives") {
+    if (!exists(db, "SELECT 1 FROM sqlite_master WHERE name = 'collective_instance' AND ?1 = ?1", trace_id)) return false;
+    return exists(db,
+                  "SELECT 1 FROM job_rank r JOIN job j USING (job_id) WHERE r.trace_id = ? AND j.ranks_present >= 2 "
+                  "AND EXISTS (SELECT 1 FROM collective_instance i WHERE i.job_id = r.job_id) LIMIT 1",
+                  trace_id);
+  }
   if (need == "multi_device") return summaries_.size() > 1 || (s && s->devices.size() > 1);
   throw Error("internal: unknown need '" + std::string(need) + "'");
 }
