@@ -11,8 +11,12 @@ Output is a pure function of the arguments (seeded RNG, gzip mtime=0): same args
 Planted problems (--plant a,b,...): fp32_gemm, dataloader_gap, pageable_memcpy, host_sync,
 small_kernels, nccl_unbucketed, shape_not_multiple_of_8.  See docs/fixtures.md.
 
+With --job-ranks N it writes a whole DDP job instead: one Kineto trace per rank in the directory -o,
+clocks skewed per rank, one rank made late (genprof/job.py).
+
 Examples:
   gen_profile.py --format kineto-gz --events 100000 --seed 1 -o /tmp/t.json.gz
+  gen_profile.py --job-ranks 4 --straggler-rank 2 --straggler-cause dataloader -o /tmp/job4
   gen_profile.py --format nsys --events 1000000 --gpus 2 --plant host_sync -o /tmp/t.sqlite
 """
 

@@ -111,3 +111,34 @@ TEST(RankStraggler, BalancedJobsHaveNoStraggler) {
     EXPECT_TRUE(recorded);
   }
 }
+
+namespace {
+
+// The real gloo captures (fixtures/captured/README.md): no truth, so the job tables are filled
+// with offsets estimated from the collectives' ends (the simple median rule).
+AnalysisResult analyze_capture(const std::string& dir) {
+  std::vector<std::string> paths;
+  for (int r = 0; r < 3; ++r) paths.push_back(fixture_path("captured/" + dir + "/rank" + std::to_string(r) + ".json.gz").string());
+  Store store = load_inputs(paths, LoadOptions{});
+  fill_job_tables(store, {}, /*host=*/true);
+  AnalysisOptions ao;
+  ao.only = {kId};
+  return run_analysis(store, ao);
+}
+
+void expect_capture(const std::string& dir, const std::string& cause) {
+  SCOPED_TRACE(dir);
+  auto f = findings_of(analyze_capture(dir), kId);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].evidence["straggler_rank"], 1);
+  EXPECT_EQ(f[0].evidence["cause"], cause) << f[0].problem;
+  EXPECT_GE(f[0].evidence["explained_share"].get<double>(), 0.8);
+}
+
+}  // namespace
+
+// CPU-only ranks (gloo): no GPU kernel anywhere, the collectives are host ops.
+TEST(RankStraggler, GlooCaptureLateByCompute) { expect_capture("gloo3_compute_r1", "host_compute"); }
+TEST(RankStraggler, GlooCaptureLateByDataLoader) { expect_capture("gloo3_dataloader_r1", "dataloader"); }
+TEST(RankStraggler, GlooCaptureLateBySleep) { expect_capture("gloo3_sleep_r1", "host_gap"); }
+TEST(RankStraggler, GlooCaptureBalanced) { EXPECT_TRUE(findings_of(analyze_capture("gloo3_balanced"), kId).empty()); }

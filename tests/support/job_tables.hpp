@@ -19,9 +19,12 @@
 namespace proflint::testing {
 
 // The job tables of schema 0005 as the contract defines them, filled by matching the i-th
-// communication kernel of every rank (the fixtures' ranks run the same collective sequence) and
-// shifting each rank by its true clock offset.
-inline void fill_job_tables(Store& store, const nlohmann::json& truth) {
+// collective of every rank (the fixtures' ranks run the same collective sequence): GPU
+// communication kernels, or with `host` the gloo:all_reduce ops of CPU-only ranks. Rank = the
+// trace's distributed rank, else the order the files were given. Each rank is shifted by
+// `offsets[rank]` (add to its timestamps to get job time); without offsets they are estimated the
+// simple way (median over instances of rank 0's end minus the rank's end).
+inline void fill_job_tables(Store& store, std::vector<int64_t> offsets = {}, bool host = false) {
   auto& db = store.db();
   db.exec(
       "CREATE TABLE IF NOT EXISTS job (job_id INTEGER PRIMARY KEY, source TEXT NOT NULL, world_size INTEGER, ranks_present INTEGER NOT NULL,"
@@ -35,30 +38,51 @@ inline void fill_job_tables(Store& store, const nlohmann::json& truth) {
       " trace_id INTEGER NOT NULL, op_id INTEGER, kernel_id INTEGER, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,"
       " wait_ns INTEGER NOT NULL, transfer_ns INTEGER NOT NULL, iteration INTEGER, PRIMARY KEY (job_id, instance_id, rank));"
       "DELETE FROM job; DELETE FROM job_rank; DELETE FROM collective_instance; DELETE FROM collective_participation;");
-  const int n = truth["ranks"].get<int>();
-  db.exec(fmt::format("INSERT INTO job VALUES (1, 'distributed_info', {0}, {0}, 1, 0, NULL)", n));
-  struct K { int64_t id, start, end; std::optional<int64_t> iteration; };
-  std::vector<std::vector<K>> per_rank(n);
-  std::vector<int64_t> trace_of(n);
-  SQLite::Statement t(db, "SELECT trace_id, rank FROM trace");
-  while (t.executeStep()) {
-    int64_t tid = t.getColumn(0).getInt64();
-    int r = t.getColumn(1).getInt();
-    int64_t off = truth["clock_offset_ns"][r].get<int64_t>();
-    trace_of[r] = tid;
-    SQLite::Statement k(db, "SELECT id, start_ns, end_ns, iteration, device_id FROM kernel WHERE trace_id = ? AND category = 'communication' ORDER BY start_ns");
-    k.bind(1, tid);
-    int64_t dev = -1;
-    while (k.executeStep()) {
-      std::optional<int64_t> it;
-      if (!k.getColumn(3).isNull()) it = k.getColumn(3).getInt64();
-      per_rank[r].push_back({k.getColumn(0).getInt64(), k.getColumn(1).getInt64() + off, k.getColumn(2).getInt64() + off, it});
-      dev = k.getColumn(4).getInt64();
-    }
-    db.exec(fmt::format("INSERT INTO job_rank VALUES (1, {}, {}, NULL, {}, {}, 0)", r, tid, dev, off));
+  struct K { std::optional<int64_t> kernel; int64_t start, end; std::optional<int64_t> iteration; };
+  std::vector<std::vector<K>> per_rank;
+  std::vector<int64_t> trace_of;
+  std::vector<std::optional<int64_t>> device_of;
+  {
+    SQLite::Statement t(db, "SELECT trace_id FROM trace ORDER BY coalesce(rank, trace_id)");
+    while (t.executeStep()) trace_of.push_back(t.getColumn(0).getInt64());
   }
+  const int n = static_cast<int>(trace_of.size());
+  for (int r = 0; r < n; ++r) {
+    SQLite::Statement k(db, host ? "SELECT NULL, r.start_ns, r.end_ns, (SELECT iteration FROM iteration i WHERE i.trace_id = r.trace_id AND "
+                                   "i.start_ns <= r.start_ns AND r.start_ns < i.end_ns), NULL FROM range r WHERE r.trace_id = ? AND "
+                                   "r.name = 'gloo:all_reduce' ORDER BY r.start_ns"
+                                 : "SELECT id, start_ns, end_ns, iteration, device_id FROM kernel WHERE trace_id = ? AND category = "
+                                   "'communication' ORDER BY start_ns");
+    k.bind(1, trace_of[r]);
+    per_rank.emplace_back();
+    device_of.emplace_back();
+    while (k.executeStep()) {
+      K x;
+      if (!k.getColumn(0).isNull()) x.kernel = k.getColumn(0).getInt64();
+      x.start = k.getColumn(1).getInt64();
+      x.end = k.getColumn(2).getInt64();
+      if (!k.getColumn(3).isNull()) x.iteration = k.getColumn(3).getInt64();
+      if (!k.getColumn(4).isNull()) device_of[r] = k.getColumn(4).getInt64();
+      per_rank[r].push_back(x);
+    }
+  }
+  ASSERT_GE(n, 2);
   const size_t count = per_rank[0].size();
   for (const auto& v : per_rank) ASSERT_EQ(v.size(), count);
+  if (offsets.empty()) {
+    for (int r = 0; r < n; ++r) {
+      std::vector<int64_t> d;
+      for (size_t i = 0; i < count; ++i) d.push_back(per_rank[0][i].end - per_rank[r][i].end);
+      std::sort(d.begin(), d.end());
+      offsets.push_back(d[d.size() / 2]);
+    }
+  }
+  db.exec(fmt::format("INSERT INTO job VALUES (1, 'given_together', {0}, {0}, 1, 0, NULL)", n));
+  for (int r = 0; r < n; ++r) {
+    db.exec(fmt::format("INSERT INTO job_rank VALUES (1, {}, {}, NULL, {}, {}, 0)", r, trace_of[r],
+                        device_of[r] ? std::to_string(*device_of[r]) : std::string("NULL"), offsets[r]));
+    for (auto& k : per_rank[r]) k.start += offsets[r], k.end += offsets[r];
+  }
   for (size_t i = 0; i < count; ++i) {
     int64_t last = INT64_MIN, first = INT64_MAX;
     int last_rank = 0, first_rank = 0;
@@ -76,10 +100,15 @@ inline void fill_job_tables(Store& store, const nlohmann::json& truth) {
       const K& k = per_rank[r][i];
       int64_t wait = std::clamp<int64_t>(last - k.start, 0, k.end - k.start);
       db.exec(fmt::format("INSERT INTO collective_participation VALUES (1, {}, {}, {}, NULL, {}, {}, {}, {}, {}, {})", i, r, trace_of[r],
-                          k.id, k.start, k.end, wait, k.end - k.start - wait,
-                          k.iteration ? std::to_string(*k.iteration) : std::string("NULL")));
+                          k.kernel ? std::to_string(*k.kernel) : std::string("NULL"), k.start, k.end, wait,
+                          k.end - k.start - wait, k.iteration ? std::to_string(*k.iteration) : std::string("NULL")));
     }
   }
+}
+
+// The same with the generated fixtures' true offsets (truth.json's clock_offset_ns).
+inline void fill_job_tables(Store& store, const nlohmann::json& truth) {
+  fill_job_tables(store, truth["clock_offset_ns"].get<std::vector<int64_t>>());
 }
 
 }  // namespace proflint::testing
