@@ -130,12 +130,18 @@ class RankStraggler final : public Detector {
       if (!first.executeStep() || first.getColumn(0).getInt64() != trace_id) return;
     }
     bool aligned = false;
+    int64_t ranks_present = 0;
+    std::optional<int64_t> world_size;
     {
-      SQLite::Statement q(db, "SELECT aligned FROM job WHERE job_id = ?1");
+      SQLite::Statement q(db, "SELECT aligned, ranks_present, world_size FROM job WHERE job_id = ?1");
       q.bind(1, job_id);
       if (!q.executeStep()) return;
       aligned = q.getColumn(0).getInt() != 0;
+      ranks_present = q.getColumn(1).getInt64();
+      if (!q.getColumn(2).isNull()) world_size = q.getColumn(2).getInt64();
     }
+    // Only some ranks of a larger job: the last arrival among them need not be the job's.
+    const bool partial = world_size && *world_size > ranks_present;
     // Arrival order across ranks means nothing on unaligned clocks.
     if (!aligned) return;
 
@@ -340,12 +346,17 @@ class RankStraggler final : public Detector {
         straggler, last_count[straggler], last_rank.size(),
         format_percent(static_cast<double>(last_count[straggler]) / static_cast<double>(last_rank.size())), format_ns(wait_sum / steps),
         format_ns(per_step), format_percent(share), cause_text);
+    if (partial)
+      f.problem += fmt::format(
+          " Only {} of the job's {} ranks are here: arrival order and waits are measured among them, and a rank that is not "
+          "here may arrive later still.",
+          ranks_present, *world_size);
     f.recommendation = fix_text(cause_key, straggler, extra_region);
     f.estimated_savings_ns = saving;
     f.savings_method =
         "per step, the median over the waiting ranks of their wait for this rank that no work of theirs overlapped (the job's step "
         "is as slow as its last arrival), summed over the steps";
-    f.confidence = named ? 0.7 : 0.5;
+    f.confidence = (named ? 0.7 : 0.5) - (partial ? 0.2 : 0.0);
     f.evidence["straggler_rank"] = straggler;
     f.evidence["cause"] = cause_key;
     f.evidence["explained_share"] = explained;
@@ -353,6 +364,8 @@ class RankStraggler final : public Detector {
     f.evidence["exposed_wait_per_step_ns"] = per_step;
     f.evidence["wait_per_step_ns"] = wait_sum / steps;
     f.evidence["share_of_step"] = share;
+    f.evidence["ranks_present"] = ranks_present;
+    if (world_size) f.evidence["world_size"] = *world_size;
     nlohmann::ordered_json ex = nlohmann::ordered_json::object();
     for (const auto& c : kCauses) ex[c.key] = excess[c.key] / steps;
     f.evidence["excess_per_step_ns"] = ex;
