@@ -59,6 +59,7 @@ class Rank:
         self.stack = []
         self.events = []
         self.late = r == job.straggler
+        self.seq = 0                                      # this rank's collective sequence number (c10d's Seq)
 
     # ------------------------------------------------------------ primitives
     def cpu(self, us):
@@ -246,8 +247,8 @@ class Rank:
 
     def allreduce(self, B):
         job = self.job
-        seq = job.seq
-        job.seq += 1
+        seq = self.seq
+        self.seq += 1
         nelems = job.bucket_nelems
         args = {"Collective name": "allreduce", "dtype": "BFloat16", "In msg nelems": nelems,
                 "Out msg nelems": nelems, "Group size": job.ranks, "Global rank start": 0, "Global rank stride": 1,
@@ -286,7 +287,6 @@ class Job:
         lim = int(max_offset_ms * 1e6)
         self.skew = [r.randint(-lim, lim) for _ in range(ranks)]
         self.late_ns = 6_000_000
-        self.seq = 0
         self.bucket_nelems = 4 * HIDDEN * HIDDEN + 4 * HIDDEN
         self.busbw = 150e9
         self.k_relu = K.ew("relu", "bf16", BATCH * HIDDEN)

@@ -142,3 +142,85 @@ TEST(RankStraggler, GlooCaptureLateByCompute) { expect_capture("gloo3_compute_r1
 TEST(RankStraggler, GlooCaptureLateByDataLoader) { expect_capture("gloo3_dataloader_r1", "dataloader"); }
 TEST(RankStraggler, GlooCaptureLateBySleep) { expect_capture("gloo3_sleep_r1", "host_gap"); }
 TEST(RankStraggler, GlooCaptureBalanced) { EXPECT_TRUE(findings_of(analyze_capture("gloo3_balanced"), kId).empty()); }
+
+namespace {
+
+// End to end: proflint's own job recognition and clock alignment (derive/jobs.cpp) fill the job
+// tables; the offsets must come back within 1 % of the step and the finding must be the same.
+void expect_end_to_end(const std::string& job, const std::string& cause) {
+  SCOPED_TRACE(job);
+  auto truth = truth_of(job);
+  const int n = truth["ranks"].get<int>();
+  std::vector<std::string> paths;
+  for (int r = 0; r < n; ++r) paths.push_back(fixture_path("jobs/" + job + "/rank" + std::to_string(r) + ".json.gz").string());
+  Store store = load_inputs(paths, LoadOptions{});
+  {
+    SQLite::Statement q(store.db(), "SELECT aligned, ranks_present FROM job WHERE ranks_present > 1");
+    ASSERT_TRUE(q.executeStep()) << "the ranks were not recognised as one job";
+    EXPECT_EQ(q.getColumn(0).getInt(), 1);
+    EXPECT_EQ(q.getColumn(1).getInt(), n);
+    EXPECT_FALSE(q.executeStep());
+  }
+  // clock_offset_ns is relative to the job's reference rank (rank 0 here, like truth.json's).
+  const double tolerance = 0.01 * truth["median_step_ns"].get<double>();
+  SQLite::Statement o(store.db(), "SELECT rank, clock_offset_ns FROM job_rank r JOIN job j USING (job_id) WHERE j.ranks_present > 1 ORDER BY rank");
+  int seen = 0;
+  while (o.executeStep()) {
+    int r = o.getColumn(0).getInt();
+    EXPECT_NEAR(static_cast<double>(o.getColumn(1).getInt64()), truth["clock_offset_ns"][r].get<double>(), tolerance) << "rank " << r;
+    ++seen;
+  }
+  EXPECT_EQ(seen, n);
+  AnalysisOptions ao;
+  ao.only = {kId, "communication-bound"};
+  auto result = run_analysis(store, ao);
+  auto f = findings_of(result, kId);
+  if (cause.empty()) {
+    EXPECT_TRUE(f.empty());
+    return;
+  }
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].evidence["straggler_rank"], truth["straggler_rank"]);
+  EXPECT_EQ(f[0].evidence["cause"], cause) << f[0].problem;
+  // The ranks that wait are not told to tune communication.
+  EXPECT_TRUE(findings_of(result, "communication-bound").empty());
+}
+
+}  // namespace
+
+TEST(RankStragglerEndToEnd, FourRanks) {
+  expect_end_to_end("ddp4_compute_r2", "longer_kernels");
+  expect_end_to_end("ddp4_dataloader_r2", "dataloader");
+  expect_end_to_end("ddp4_optimizer_r2", "extra_kernels");
+  expect_end_to_end("ddp4_balanced", "");
+}
+
+TEST(RankStragglerEndToEnd, EightRanks) {
+  expect_end_to_end("ddp8_compute_r5", "longer_kernels");
+  expect_end_to_end("ddp8_dataloader_r5", "dataloader");
+  expect_end_to_end("ddp8_optimizer_r5", "extra_kernels");
+  expect_end_to_end("ddp8_balanced", "");
+}
+
+TEST(RankStragglerEndToEnd, GlooCaptures) {
+  // No distributedInfo in these traces: the files are one job when given together (--job-by given).
+  for (auto [dir, cause] : std::vector<std::pair<std::string, std::string>>{
+           {"gloo3_compute_r1", "host_compute"}, {"gloo3_dataloader_r1", "dataloader"}, {"gloo3_sleep_r1", "host_gap"}, {"gloo3_balanced", ""}}) {
+    SCOPED_TRACE(dir);
+    std::vector<std::string> paths;
+    for (int r = 0; r < 3; ++r) paths.push_back(fixture_path("captured/" + dir + "/rank" + std::to_string(r) + ".json.gz").string());
+    LoadOptions lo;
+    lo.derive.job_by = "given";
+    Store store = load_inputs(paths, lo);
+    AnalysisOptions ao;
+    ao.only = {kId};
+    auto f = findings_of(run_analysis(store, ao), kId);
+    if (cause.empty()) {
+      EXPECT_TRUE(f.empty());
+      continue;
+    }
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_EQ(f[0].evidence["straggler_rank"], 1);
+    EXPECT_EQ(f[0].evidence["cause"], cause) << f[0].problem;
+  }
+}
