@@ -456,11 +456,16 @@ class CommunicationBound final : public Detector {
     // pure transfer and each one's excess over it is mostly waiting for the other ranks.
     int64_t est_wait = 0, est_basis = 0, est_basis_ns = 0;
     const std::optional<int64_t> world_size = summary.world_size ? summary.world_size : peers.world_size;
-    const bool ranks_missing = !peers.present && world_size && *world_size > std::max<int64_t>(1, peers.ranks_present);
+    // Also with some ranks present (sampled ranks of a large job): the part after the last present
+    // rank arrived can still be waiting for an absent one, so the estimate runs on that part.
+    const bool ranks_missing = world_size && *world_size > std::max<int64_t>(1, peers.ranks_present);
     if (ranks_missing) {
       std::map<std::string, std::vector<int64_t>> groups;
-      for (const auto* c : list)
-        groups[c->bytes >= 0 ? fmt::format("{}:{}", c->type, c->bytes) : c->name].push_back(c->end - c->start);
+      for (const auto* c : list) {
+        auto w = peers.by_kernel.find(c->id);
+        groups[c->bytes >= 0 ? fmt::format("{}:{}", c->type, c->bytes) : c->name].push_back(
+            c->end - c->start - (w == peers.by_kernel.end() ? 0 : w->second));
+      }
       for (auto& [key, durs] : groups) {
         if (durs.size() < 3) continue;
         // The 10th percentile, not the minimum: one lucky instance should not set the transfer time.
@@ -469,9 +474,10 @@ class CommunicationBound final : public Detector {
         for (int64_t d : durs) est_wait += std::max<int64_t>(0, d - transfer), est_basis_ns += d;
         est_basis += static_cast<int64_t>(durs.size());
       }
-      f.problem += fmt::format(" Only {} of the job's {} ranks {} here, so waiting for the others cannot be measured",
+      f.problem += fmt::format(" Only {} of the job's {} ranks {} here, so waiting for the {} cannot be measured",
                                std::max<int64_t>(1, peers.ranks_present), *world_size,
-                               std::max<int64_t>(1, peers.ranks_present) == 1 ? "is" : "are");
+                               std::max<int64_t>(1, peers.ranks_present) == 1 ? "is" : "are",
+                               peers.present ? "absent ones" : "others");
       if (est_basis > 0)
         f.problem += fmt::format(
             "; estimated from this rank alone (each collective against the 10th percentile of its kind and size, or of its "
