@@ -91,10 +91,9 @@ bool is_backend_range(std::string_view name) {
 // point-to-point carry per-rank sizes.
 bool sizes_comparable(const std::string& type) { return type != "all_to_all" && type != "send_recv"; }
 
-// Could a and b be the same collective (same group and type assumed)? Known sizes, step numbers
-// and sequence numbers must agree.
+// Could a and b be the same collective (same group and type assumed)? Known sizes and step
+// numbers must agree (sequence numbers, when trusted, pair calls before this is asked).
 bool compatible(const RankCollective& a, const RankCollective& b) {
-  if (a.seq && b.seq && *a.seq != *b.seq) return false;
   if (a.step_number && b.step_number && *a.step_number != *b.step_number) return false;
   if (sizes_comparable(a.type) && a.bytes && b.bytes && *a.bytes != *b.bytes) return false;
   return true;
@@ -120,10 +119,24 @@ Groups group_calls(const std::vector<RankCollectives>& ranks) {
   return groups;
 }
 
+// Recorded sequence numbers identify the group's instances when every call has one and each
+// rank shares at least half of its numbers with the group's first rank (numbers that do not
+// recur across ranks are not PyTorch's per-group sequence; order and end times decide then).
 bool all_have_seq(const std::vector<RankCollectives>& ranks, const std::vector<std::vector<size_t>>& per_rank) {
   for (size_t k = 0; k < per_rank.size(); ++k)
     for (size_t c : per_rank[k])
       if (!ranks[k].calls[c].seq) return false;
+  size_t ref = 0;
+  while (ref < per_rank.size() && per_rank[ref].empty()) ++ref;
+  if (ref == per_rank.size()) return true;
+  std::set<int64_t> ref_seq;
+  for (size_t c : per_rank[ref]) ref_seq.insert(*ranks[ref].calls[c].seq);
+  for (size_t k = ref + 1; k < per_rank.size(); ++k) {
+    if (per_rank[k].empty()) continue;
+    size_t shared = 0;
+    for (size_t c : per_rank[k]) shared += ref_seq.count(*ranks[k].calls[c].seq);
+    if (shared * 2 < std::min(per_rank[k].size(), per_rank[ref].size())) return false;
+  }
   return true;
 }
 
@@ -236,7 +249,7 @@ AlignmentResult match_and_align(const std::vector<RankCollectives>& ranks, const
       // Ranks of one job end most of their blocking collectives together: when fewer than a
       // third of them agree on one offset, the ranks did not synchronise on these collectives.
       size_t agreeing = std::min(best->second, std::min(shared_ref, shared_k));
-      if (agreeing * 3 < std::min(shared_ref, shared_k)) {
+      if (agreeing * 3 < std::min(shared_ref, shared_k) && !options.same_clock) {
         out.residuals[k] = median_of([&] {
           std::vector<int64_t> r;
           for (int64_t d : used) r.push_back(std::llabs(d - offset));
@@ -248,6 +261,9 @@ AlignmentResult match_and_align(const std::vector<RankCollectives>& ranks, const
             agreeing, ranks[k].rank, shared_k, ranks[0].rank);
         return out;
       }
+    } else if (options.same_clock) {
+      notes.push_back(fmt::format("rank {} shares no collective with rank {}", ranks[k].rank, ranks[0].rank));
+      continue;
     } else {
       out.note = fmt::format("clock alignment refused: rank {} shares no matched collective with rank {}", ranks[k].rank,
                              ranks[0].rank);
@@ -268,8 +284,12 @@ AlignmentResult match_and_align(const std::vector<RankCollectives>& ranks, const
                                   used.size() == 1 ? "" : "s"));
   }
   out.residuals[0] = 0;
-  out.residual_ns = worst;
-  if (worst > limit) {
+  bool any_residual = std::any_of(out.residuals.begin() + 1, out.residuals.end(), [](const auto& r) { return r.has_value(); });
+  if (any_residual) out.residual_ns = worst;
+  if (options.same_clock) {
+    // One clock: nothing to refuse; a large residual says the collectives matched poorly.
+    notes.insert(notes.begin(), "the ranks share one clock (processes of one nsys export)");
+  } else if (worst > limit) {
     out.note = fmt::format(
         "clock alignment refused: after the best offset, rank {}'s collective ends still differ from rank {}'s by a median "
         "{} (limit {}): the traces may not be of the same run, or their collectives could not be matched",
@@ -356,7 +376,7 @@ AlignmentResult match_and_align(const std::vector<RankCollectives>& ranks, const
         first = p.start_ns;
         inst.first_rank = p.rank;
       }
-      if (p.start_ns > last) {
+      if (p.start_ns >= last) {  // a tie goes to the higher rank (first: to the lower)
         last = p.start_ns;
         inst.last_rank = p.rank;
       }
@@ -827,8 +847,7 @@ void derive_jobs(Store& store, const DeriveOptions& options) {
   JobReader reader(store);
 
   SQLite::Transaction tx(db);
-  db.exec("DELETE FROM collective_participation; DELETE FROM collective_instance; DELETE FROM job_rank; DELETE FROM job; "
-          "DELETE FROM import_issue WHERE kind = 'clock_alignment_refused';");
+  db.exec("DELETE FROM collective_participation; DELETE FROM collective_instance; DELETE FROM job_rank; DELETE FROM job;");
   SQLite::Statement job_ins(db, "INSERT INTO job(job_id, source, world_size, ranks_present, aligned, residual_ns, alignment_note) "
                                 "VALUES (?,?,?,?,?,?,?)");
   SQLite::Statement rank_ins(db, "INSERT INTO job_rank(job_id, rank, trace_id, pid, device_id, clock_offset_ns, offset_residual_ns) "
@@ -837,8 +856,6 @@ void derive_jobs(Store& store, const DeriveOptions& options) {
                                  "first_rank, last_rank, last_arrival_ns, end_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
   SQLite::Statement part_ins(db, "INSERT INTO collective_participation(job_id, instance_id, rank, trace_id, op_id, kernel_id, "
                                  "start_ns, end_ns, wait_ns, transfer_ns, iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
-  SQLite::Statement issue_ins(db, "INSERT OR REPLACE INTO import_issue(trace_id, kind, count, example, location) "
-                                  "VALUES (?, 'clock_alignment_refused', 1, ?, 'job')");
   int64_t job_id = 0;
   for (const Job& job : jobs) {
     ++job_id;
@@ -871,12 +888,6 @@ void derive_jobs(Store& store, const DeriveOptions& options) {
     else job_ins.bind(7);
     job_ins.exec();
     job_ins.reset();
-    if (job.ranks.size() >= 2 && !result.aligned) {
-      issue_ins.bind(1, job.ranks.front().trace_id);
-      issue_ins.bind(2, result.note);
-      issue_ins.exec();
-      issue_ins.reset();
-    }
     for (size_t k = 0; k < job.ranks.size(); ++k) {
       const Unit& u = job.ranks[k];
       rank_ins.bind(1, job_id);

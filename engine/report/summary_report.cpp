@@ -54,9 +54,10 @@ std::string job_source_text(const std::string& source) {
 }
 
 std::string efficiency_line(const std::string& label, const EfficiencyRow& e) {
-  return fmt::format("    {:<10}{:>10} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7}\n", label, format_ns(e.elapsed_ns),
+  return fmt::format("    {:<9}{:>9} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8}\n", label, format_ns(e.elapsed_ns),
                      format_percent(e.load_balance), format_percent(e.communication), format_percent(e.orchestration),
-                     format_percent(e.parallel), format_percent(e.wait_share), format_percent(e.transfer_share));
+                     format_percent(e.parallel), format_percent(e.wait_share), format_percent(e.transfer_share),
+                     format_percent(e.mean_wait_share));
 }
 
 std::string render_jobs_text(const std::vector<JobSummary>& jobs, const std::function<std::string(const std::string&)>& bold) {
@@ -88,9 +89,10 @@ std::string render_jobs_text(const std::vector<JobSummary>& jobs, const std::fun
     }
     if (j.job_efficiency) {
       out += "\n  efficiency (POP: parallel = load balance x communication x orchestration;\n"
-             "  wait/transfer: the most loaded rank's communication loss, split):\n";
-      out += fmt::format("    {:<10}{:>10} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7}\n", "", "elapsed", "balance", "comm.",
-                         "orch.", "parallel", "wait", "xfer");
+             "  wait/xfer: the most loaded rank's communication loss, split; all wait: mean\n"
+             "  share of the step the ranks spent waiting for peers):\n";
+      out += fmt::format("    {:<9}{:>9} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8}\n", "", "elapsed", "balance", "comm.",
+                         "orch.", "parallel", "wait", "xfer", "all wait");
       out += efficiency_line("job", *j.job_efficiency);
       size_t shown = 0;
       for (const auto& e : j.step_efficiency) {

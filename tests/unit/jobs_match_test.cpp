@@ -162,6 +162,21 @@ TEST(JobsMatch, RecordedSequenceNumbersWin) {
   for (const auto& inst : r.instances) EXPECT_EQ(inst.last_rank, 1);
 }
 
+TEST(JobsMatch, SequenceNumbersThatDoNotRecurAreIgnored) {
+  // Each rank numbers its calls from its own counter (rank 0: 0, 2, 4…; rank 1: 1, 3, 5…): not a
+  // per-group sequence shared by the ranks, so the calls are matched by their ends instead.
+  auto ranks = job({0, 20 * kMs}, {3 * kMs, 0}, {0, 0}, 6, /*with_seq=*/true);
+  for (size_t k = 0; k < 2; ++k)
+    for (size_t i = 0; i < ranks[k].calls.size(); ++i) ranks[k].calls[i].seq = static_cast<int64_t>(2 * i + k);
+  AlignOptions o;
+  o.median_step_ns = kStep;
+  AlignmentResult r = proflint::match_and_align(ranks, o);
+  ASSERT_TRUE(r.aligned) << r.note;
+  EXPECT_EQ(r.offsets[1], 20 * kMs);
+  ASSERT_EQ(r.instances.size(), 6u);
+  for (const auto& inst : r.instances) EXPECT_EQ(inst.last_rank, 0);
+}
+
 TEST(JobsMatch, SharedClockKeepsZeroOffsets) {
   auto ranks = job({0, 0}, {0, 3 * kMs}, {0, 1000}, 4);
   AlignOptions o;
