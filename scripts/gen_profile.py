@@ -11,8 +11,12 @@ Output is a pure function of the arguments (seeded RNG, gzip mtime=0): same args
 Planted problems (--plant a,b,...): fp32_gemm, dataloader_gap, pageable_memcpy, host_sync,
 small_kernels, nccl_unbucketed, shape_not_multiple_of_8.  See docs/fixtures.md.
 
+With --job-ranks N it writes a whole DDP job instead: one Kineto trace per rank in the directory -o,
+clocks skewed per rank, one rank made late (genprof/job.py).
+
 Examples:
   gen_profile.py --format kineto-gz --events 100000 --seed 1 -o /tmp/t.json.gz
+  gen_profile.py --job-ranks 4 --straggler-rank 2 --straggler-cause dataloader -o /tmp/job4
   gen_profile.py --format nsys --events 1000000 --gpus 2 --plant host_sync -o /tmp/t.sqlite
 """
 
@@ -87,6 +91,14 @@ def parse(argv):
                    help="write a hand-scripted Kineto trace instead of simulating steps (genprof/scenarios.py): "
                         "a start-up-dominated capture, a with_stack inference trace with preprocessing, a CUDA "
                         "program with allocation churn and no framework op; other options are ignored")
+    p.add_argument("--job-ranks", type=int, default=0, metavar="N",
+                   help="write a whole DDP job of N ranks (one Kineto trace per rank, clocks skewed, ranks "
+                        "synchronised by their all-reduces) into the directory -o (genprof/job.py); only "
+                        "--steps, --seed, --gpu-name and the --straggler/--max-offset options apply")
+    p.add_argument("--straggler-rank", type=int, default=1, help="--job-ranks: the rank made late")
+    p.add_argument("--straggler-cause", default="none", choices=["none", "compute", "dataloader", "optimizer"],
+                   help="--job-ranks: what makes the straggler late each step (none: a balanced job)")
+    p.add_argument("--max-offset-ms", type=float, default=50.0, help="--job-ranks: per-rank clock skew bound (ms)")
     p.add_argument("-o", "--output", required=True)
     return p.parse_args(argv)
 
@@ -231,6 +243,17 @@ def parse_blocks(s):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     a = parse(argv)
+    if a.job_ranks:
+        from genprof import job
+        if not 2 <= a.job_ranks <= 64:
+            raise SystemExit("gen_profile.py: --job-ranks must be 2..64")
+        n, j = job.generate(a.output, a.job_ranks, a.straggler_cause, a.straggler_rank, a.steps or 6, a.seed,
+                            a.max_offset_ms, a.gpu_name)
+        if not a.quiet:
+            t = j.truth()
+            sys.stderr.write("gen_profile: job of %d ranks -> %s: %d events, straggler %s (%s), median step %.2f ms\n"
+                             % (a.job_ranks, a.output, n, t["straggler_rank"], t["cause"], t["median_step_ns"] / 1e6))
+        return 0
     if a.scenario:
         from genprof import scenarios
         n = scenarios.write(a.scenario, a.output)
