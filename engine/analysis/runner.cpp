@@ -170,6 +170,29 @@ void run_tasks(Store& store, const Facts& facts, std::vector<AnalysisTask>& task
   if (failed) std::rethrow_exception(failed);
 }
 
+// Which traces form one job, for ranking's "one finding per job problem". The GPUs of one trace
+// are always one job. Traces given together form one job when they record the same world size
+// and communication backend and no two claim the same rank; a trace that records no world size
+// is a job of its own. (The job tables of schema 5, once present, replace this.)
+JobMap job_of_traces(const std::vector<TraceSummary>& summaries) {
+  JobMap jobs;
+  std::map<std::pair<int64_t, std::string>, std::vector<const TraceSummary*>> by_identity;
+  for (const auto& s : summaries) {
+    jobs.job_of_trace[s.trace_id] = s.trace_id;
+    jobs.trace_label[s.trace_id] = s.rank ? fmt::format("rank {}", *s.rank) : s.path;
+    if (s.world_size && *s.world_size > 1)
+      by_identity[{*s.world_size, s.comm_backend.value_or("")}].push_back(&s);
+  }
+  for (const auto& [identity, members] : by_identity) {
+    std::set<int64_t> ranks;
+    bool distinct = true;
+    for (const auto* s : members) distinct = distinct && s->rank && ranks.insert(*s->rank).second;
+    if (!distinct || members.size() < 2) continue;
+    for (const auto* s : members) jobs.job_of_trace[s->trace_id] = members.front()->trace_id;
+  }
+  return jobs;
+}
+
 }  // namespace
 
 AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
@@ -334,7 +357,8 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
     if (!hidden) result.findings.push_back(std::move(f));
   }
   result.below_threshold = std::move(sink.checks);
-  rank_findings(result.findings, wall, {}, &result.below_threshold);
+  JobMap jobs = job_of_traces(result.summaries);
+  rank_findings(result.findings, wall, {}, &result.below_threshold, &jobs);
   std::stable_sort(result.below_threshold.begin(), result.below_threshold.end(),
                    [](const BelowThreshold& a, const BelowThreshold& b) {
                      return std::make_tuple(a.id, a.scope.trace_id.value_or(-1), a.scope.device_id.value_or(-1)) <
