@@ -12,6 +12,8 @@
 #include <ctime>
 #include <exception>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <system_error>
 #include <thread>
 #include <tuple>
@@ -171,11 +173,35 @@ void run_tasks(Store& store, const Facts& facts, std::vector<AnalysisTask>& task
 }
 
 // Which traces form one job, for ranking's "one finding per job problem". The GPUs of one trace
-// are always one job. Traces given together form one job when they record the same world size
-// and communication backend and no two claim the same rank; a trace that records no world size
-// is a job of its own. (The job tables of schema 5, once present, replace this.)
-JobMap job_of_traces(const std::vector<TraceSummary>& summaries) {
+// are always one job. When the store has the job tables (schema 5: job_rank, filled by derive/),
+// they decide, and each GPU of a multi-process nsys export gets its rank. Without them, traces
+// given together form one job when they record the same world size and communication backend
+// and no two claim the same rank; a trace that records no world size is a job of its own.
+JobMap job_of_traces(Store& store, const std::vector<TraceSummary>& summaries) {
   JobMap jobs;
+  SQLite::Statement has(store.db(), "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'job_rank'");
+  if (has.executeStep() && has.getColumn(0).getInt64() > 0) {
+    SQLite::Statement q(store.db(), "SELECT job_id, rank, trace_id, device_id FROM job_rank ORDER BY job_id, rank");
+    std::map<int64_t, std::vector<std::pair<int64_t, std::optional<int64_t>>>> ranks_of_trace;  // trace -> (rank, device)
+    while (q.executeStep()) {
+      int64_t trace = q.getColumn(2).getInt64();
+      jobs.job_of_trace[trace] = q.getColumn(0).getInt64();
+      std::optional<int64_t> device;
+      if (!q.getColumn(3).isNull()) device = q.getColumn(3).getInt64();
+      ranks_of_trace[trace].emplace_back(q.getColumn(1).getInt64(), device);
+    }
+    for (const auto& [trace, ranks] : ranks_of_trace) {
+      if (ranks.size() == 1) {
+        jobs.trace_label[trace] = fmt::format("rank {}", ranks.front().first);
+        continue;
+      }
+      for (const auto& [rank, device] : ranks)  // several ranks in one trace: one per GPU
+        if (device) jobs.rank_of_device[{trace, *device}] = rank;
+    }
+    for (const auto& s : summaries)
+      if (!jobs.trace_label.count(s.trace_id)) jobs.trace_label[s.trace_id] = s.rank ? fmt::format("rank {}", *s.rank) : s.path;
+    if (!jobs.job_of_trace.empty()) return jobs;
+  }
   std::map<std::pair<int64_t, std::string>, std::vector<const TraceSummary*>> by_identity;
   for (const auto& s : summaries) {
     jobs.job_of_trace[s.trace_id] = s.trace_id;
@@ -357,7 +383,7 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
     if (!hidden) result.findings.push_back(std::move(f));
   }
   result.below_threshold = std::move(sink.checks);
-  JobMap jobs = job_of_traces(result.summaries);
+  JobMap jobs = job_of_traces(store, result.summaries);
   rank_findings(result.findings, wall, {}, &result.below_threshold, &jobs);
   std::stable_sort(result.below_threshold.begin(), result.below_threshold.end(),
                    [](const BelowThreshold& a, const BelowThreshold& b) {
