@@ -92,10 +92,8 @@ std::string instance_label(const Finding& f, const JobMap* jobs, bool several_tr
     parts.push_back(label);
   }
   if (f.scope.device_id && *f.scope.device_id >= 0) parts.push_back(fmt::format("GPU {}", *f.scope.device_id));
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) out += (i == 0 ? "" : i == 1 && parts.size() == 2 ? " " : ", ") +
-                                                   (i == 1 && parts.size() == 2 ? "(" + parts[i] + ")" : parts[i]);
-  return out.empty() ? "the trace" : out;
+  if (parts.empty()) return "the trace";
+  return parts.size() == 1 ? parts[0] : parts[0] + " (" + parts[1] + ")";  // "rank 1 (GPU 0)"
 }
 
 double median_of(std::vector<double> v) {
