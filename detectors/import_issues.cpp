@@ -81,9 +81,6 @@ constexpr Effect kEffects[] = {
     {"device_inferred_from_kernel_names", false,
      "the export does not describe the GPU: device properties were inferred or left unknown, "
      "so rules that need the compute capability or memory size may be skipped"},
-    {"device_ids_per_process", false,
-     "the processes of the export number their GPUs differently (each calls its own GPU device 0): device ids "
-     "are the physical GPUs named in the example, not each process's CUDA ids"},
     {"device_shared_by_processes", false,
      "several processes ran work on one device id and the export does not say which physical GPU each meant: "
      "they were counted as one GPU (if each process had its own GPU, per-GPU figures mix them)"},

@@ -212,7 +212,12 @@ Ranked merge_group(std::vector<Ranked>& entries, const std::vector<size_t>& memb
       v.push_back(f.evidence[*key].get<double>());
       integral = integral && f.evidence[*key].is_number_integer();
     }
-    spread += fmt::format(", {} {}", *key, spread_text(*key, v));
+    // "exposed_copy_ns" reads "exposed copy" in the text (the unit is in the values).
+    std::string words = *key;
+    for (std::string_view unit : {"_ns", "_bytes"})
+      if (words.size() > unit.size() && words.ends_with(unit)) words.resize(words.size() - unit.size());
+    std::replace(words.begin(), words.end(), '_', ' ');
+    spread += fmt::format(", {} {}", words, spread_text(*key, v));
     spreads[*key] = spread_json(v, integral);
   }
   m.problem = fmt::format("The same problem on {} {}s of one job ({}); per {}, min / median / max: {}. {}, whose "

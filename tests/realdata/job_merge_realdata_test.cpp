@@ -71,9 +71,10 @@ TEST(JobMergeRealdata, TwoGpuExportListsEachRepeatedProblemOnce) {
 }
 
 // fixtures/ddp2_per_process_ids.nsys.sqlite (gen_profile.py --device-ids per-process, docs/fixtures.md):
-// two DDP processes, each calling its GPU device 0, FP32 GEMMs and pageable copies on both. The
-// importer maps each process's device 0 to its own GPU (TARGET_INFO_CUDA_DEVICE), so the job has
-// two GPUs and each repeated finding is listed once for both.
+// two DDP processes, each calling its GPU device 0, with pageable copies on both. The importer maps
+// each process's device 0 to its own GPU (TARGET_INFO_CUDA_DEVICE), so the job has two GPUs and
+// each repeated finding is listed once for both; without the mapping both processes' work lands on
+// one "device 0" and pageable-memcpy is a single finding of one GPU with no instances.
 TEST(JobMergeRealdata, GeneratedProcessesOnDevice0AreTwoGpusAndMergeOnce) {
   AnalysisResult r = analyze_all(fixture_path("ddp2_per_process_ids.nsys.sqlite").string());
   ASSERT_EQ(r.summaries.size(), 1u);
@@ -81,10 +82,19 @@ TEST(JobMergeRealdata, GeneratedProcessesOnDevice0AreTwoGpusAndMergeOnce) {
   // 372 kernels per process in the raw file (sqlite3: GROUP BY globalPid), all deviceId 0.
   EXPECT_EQ(r.summaries[0].devices[0].kernel_count, 372);
   EXPECT_EQ(r.summaries[0].devices[1].kernel_count, 372);
-  const Finding* amp = only_one(r, "amp-not-used");
-  ASSERT_NE(amp, nullptr);
-  ASSERT_EQ(amp->instances.size(), 2u);
-  EXPECT_EQ(amp->evidence["where"], nlohmann::ordered_json::array({"GPU 0", "GPU 1"}));
+  const Finding* pageable = only_one(r, "pageable-memcpy");
+  ASSERT_NE(pageable, nullptr);
+  ASSERT_EQ(pageable->instances.size(), 2u);
+  EXPECT_EQ(pageable->evidence["where"], nlohmann::ordered_json::array({"GPU 0", "GPU 1"}));
+  EXPECT_EQ(pageable->estimated_savings_ns, std::min(pageable->instances[0].estimated_savings_ns,
+                                                     pageable->instances[1].estimated_savings_ns));
+  // sync-memcpy claims the same copies: its whole job-level estimate is counted under #1.
+  const Finding* sync = only_one(r, "sync-memcpy");
+  ASSERT_NE(sync, nullptr);
+  EXPECT_EQ(sync->estimated_savings_ns, 0);
+  ASSERT_EQ(sync->overlaps.size(), 1u);
+  EXPECT_EQ(sync->overlaps[0].id, "pageable-memcpy");
+  EXPECT_EQ(sync->overlaps[0].rank, 1u);
 }
 
 }  // namespace proflint::testing

@@ -65,7 +65,7 @@ TEST(JobMerge, SameFindingOnTwoGpusOfOneTraceBecomesOneWithTheSpread) {
   EXPECT_FALSE(spread.contains("example_memcpy_id"));
   EXPECT_NE(m.problem.find("2 GPUs of one job (GPU 0, GPU 1)"), std::string::npos) << m.problem;
   EXPECT_NE(m.problem.find("estimated saving 200 ms / 250 ms / 300 ms"), std::string::npos) << m.problem;
-  EXPECT_NE(m.problem.find("exposed_copy_ns 400 ms / 500 ms / 600 ms"), std::string::npos) << m.problem;
+  EXPECT_NE(m.problem.find("exposed copy 400 ms / 500 ms / 600 ms"), std::string::npos) << m.problem;
   EXPECT_NE(m.problem.find("GPU 1 spent 400 ms copying"), std::string::npos) << m.problem;  // the bounding GPU
 }
 

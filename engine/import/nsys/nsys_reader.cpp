@@ -259,17 +259,9 @@ bool cuda_ids_clash(const std::vector<ProcessDevice>& rows) {
 
 }  // namespace
 
-void ExportReader::map_process_devices(const std::vector<ProcessDevice>& rows, const std::string& table) {
-  std::string note;
-  for (const auto& p : rows) {
-    device_of_process_[{p.pid, p.cuda_id}] = p.gpu;
-    note += fmt::format("{}process {} device {} = GPU {}{}", note.empty() ? "" : "; ", p.pid, p.cuda_id, p.gpu,
-                        p.label.empty() ? "" : " (" + p.label + ")");
-  }
-  w_.add_issue("device_ids_per_process",
-               "processes number their GPUs differently (CUDA_VISIBLE_DEVICES per process); devices are the "
-               "physical GPUs: " + note,
-               "table " + table);
+void ExportReader::map_process_devices(const std::vector<ProcessDevice>& rows) {
+  // No import issue: nothing is lost or approximated, the ids just become the physical GPUs'.
+  for (const auto& p : rows) device_of_process_[{p.pid, p.cuda_id}] = p.gpu;
 }
 
 opt_i64 ExportReader::map_device(const opt_i64& pid, const opt_i64& device) const {
@@ -286,16 +278,14 @@ void ExportReader::read_gpu_tables() {
   std::map<int64_t, int64_t> sm_count_of_cuda_id, sm_count_of_gpu;
   std::vector<ProcessDevice> per_process;
   if (file_.has_table("TARGET_INFO_CUDA_DEVICE")) {
-    Rows rows(file_, "TARGET_INFO_CUDA_DEVICE", {"gpuId", "cudaId", "numMultiprocessors", "pid", "uuid"});
-    std::string scratch;
+    Rows rows(file_, "TARGET_INFO_CUDA_DEVICE", {"gpuId", "cudaId", "numMultiprocessors", "pid"});
     while (rows.next()) {
       if (rows.null(1)) continue;
       if (!rows.null(0)) cuda_id_of_gpu.emplace(rows.i64(0), rows.i64(1));
       if (!rows.null(2)) sm_count_of_cuda_id.emplace(rows.i64(1), rows.i64(2));
       if (!rows.null(0) && !rows.null(2)) sm_count_of_gpu.emplace(rows.i64(0), rows.i64(2));
       if (!rows.null(0) && !rows.null(3))
-        per_process.push_back({rows.i64(3), rows.i64(1), rows.i64(0),
-                               rows.null(4) ? std::string() : std::string(utf8_text(rows.text(4), scratch))});
+        per_process.push_back({rows.i64(3), rows.i64(1), rows.i64(0)});
     }
   }
 
@@ -343,7 +333,7 @@ void ExportReader::read_gpu_tables() {
     if (clash) {
       for (auto& p : per_process)
         if (auto it = gpu_to_device_.find(p.gpu); it != gpu_to_device_.end()) p.gpu = it->second;
-      map_process_devices(per_process, "TARGET_INFO_CUDA_DEVICE");
+      map_process_devices(per_process);
     }
     has_gpu_table_ = !gpus.empty();
   } else if (has_column(columns, "deviceId")) {
@@ -370,13 +360,13 @@ void ExportReader::read_gpu_tables() {
       if (rows.null(0) || rows.null(1) || rows.null(2)) continue;
       std::string bus(utf8_text(rows.text(2), scratch));
       if (auto it = device_of_bus.find(bus); it != device_of_bus.end())
-        by_bus.push_back({rows.i64(1), rows.i64(0), it->second, bus});
+        by_bus.push_back({rows.i64(1), rows.i64(0), it->second});
     }
-    if (cuda_ids_clash(by_bus)) map_process_devices(by_bus, "TARGET_INFO_CUDA_GPU");
+    if (cuda_ids_clash(by_bus)) map_process_devices(by_bus);
   }
   // No TARGET_INFO_GPU to number the GPUs: the nsys GPU id is the device.
   if (!has_column(columns, "id") && device_of_process_.empty() && cuda_ids_clash(per_process))
-    map_process_devices(per_process, "TARGET_INFO_CUDA_DEVICE");
+    map_process_devices(per_process);
 
   if (file_.has_table("TARGET_INFO_CUDA_GPU")) {
     // 2020.3: the CUDA properties, one row per (device, process).

@@ -51,8 +51,7 @@ bool looks_like_nsys_export(const ExportFile& file);
 // TARGET_INFO_CUDA_GPU.pciBusId matched to TARGET_INFO_GPU.busLocation in 2020 exports).
 struct ProcessDevice {
   int64_t pid = 0, cuda_id = 0;
-  int64_t gpu = 0;    // the GPU's device id in the store (nsys GPU id until numbered)
-  std::string label;  // its UUID or PCI bus id, for the import note
+  int64_t gpu = 0;  // the GPU's device id in the store (nsys GPU id until numbered)
 };
 
 class ExportReader {
@@ -118,8 +117,7 @@ class ExportReader {
   // record which GPU each process's id is); empty otherwise, and ids are kept as recorded.
   std::map<std::pair<int64_t, int64_t>, int64_t> device_of_process_;
   opt_i64 map_device(const opt_i64& pid, const opt_i64& device) const;
-  // Fills device_of_process_ from `rows` and records the mapping as an import issue.
-  void map_process_devices(const std::vector<ProcessDevice>& rows, const std::string& table);
+  void map_process_devices(const std::vector<ProcessDevice>& rows);  // fills device_of_process_
   bool processes_from_table_ = false;
 
   // What activity rows showed: used for devices, streams and the (pid, context) -> device map
