@@ -6,6 +6,8 @@
 #include <map>
 #include <string>
 
+#include <SQLiteCpp/Database.h>
+
 #include "engine/analysis/runner.hpp"
 #include "engine/import/load.hpp"
 #include "tests/support/realdata.hpp"
@@ -95,6 +97,39 @@ TEST(JobMergeRealdata, GeneratedProcessesOnDevice0AreTwoGpusAndMergeOnce) {
   ASSERT_EQ(sync->overlaps.size(), 1u);
   EXPECT_EQ(sync->overlaps[0].id, "pageable-memcpy");
   EXPECT_EQ(sync->overlaps[0].rank, 1u);
+}
+
+// Job identity from the job tables (schema 5, docs/multi-rank.md) when the store has them: they
+// override the world-size rule. The two DDP rank files record world size 2 / nccl, so by default
+// channels-last-not-used (on both ranks) is one job finding; job_rank putting them in two jobs
+// keeps two findings, and a rank per GPU of one trace names the GPUs by rank.
+TEST(JobMergeRealdata, JobRankTableDecidesWhichTracesAreOneJob) {
+  auto run = [](const std::vector<std::string>& paths, const std::string& rows) {
+    Store store = load_inputs(paths, LoadOptions{});
+    store.db().exec(
+        "CREATE TABLE IF NOT EXISTS job_rank (job_id INTEGER NOT NULL, rank INTEGER NOT NULL, trace_id INTEGER NOT NULL,"
+        " pid INTEGER, device_id INTEGER, clock_offset_ns INTEGER NOT NULL DEFAULT 0, offset_residual_ns INTEGER,"
+        " PRIMARY KEY (job_id, rank)); DELETE FROM job_rank;");
+    if (!rows.empty()) store.db().exec("INSERT INTO job_rank (job_id, rank, trace_id, pid, device_id) VALUES " + rows);
+    return run_analysis(store, AnalysisOptions{});
+  };
+  std::vector<std::string> ranks = {fixture_path("ddp2_rank0.json.gz").string(),
+                                    fixture_path("ddp2_rank1_slow30.json.gz").string()};
+  auto count = [](const AnalysisResult& r, const std::string& id) {
+    int n = 0;
+    for (const auto& f : r.findings) n += f.id == id;
+    return n;
+  };
+  AnalysisResult together = run(ranks, "(1, 0, 1, NULL, 0), (1, 1, 2, NULL, 1)");
+  ASSERT_EQ(count(together, "channels-last-not-used"), 1);
+  AnalysisResult apart = run(ranks, "(1, 0, 1, NULL, 0), (2, 0, 2, NULL, 1)");
+  EXPECT_EQ(count(apart, "channels-last-not-used"), 2);
+
+  AnalysisResult nsys = run({fixture_path("ddp2_per_process_ids.nsys.sqlite").string()},
+                            "(1, 0, 1, 7461, 0), (1, 1, 1, 7558, 1)");
+  const Finding* pageable = only_one(nsys, "pageable-memcpy");
+  ASSERT_NE(pageable, nullptr);
+  EXPECT_EQ(pageable->evidence["where"], nlohmann::ordered_json::array({"rank 0 (GPU 0)", "rank 1 (GPU 1)"}));
 }
 
 }  // namespace proflint::testing
