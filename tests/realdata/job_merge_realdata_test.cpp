@@ -10,6 +10,7 @@
 
 #include "engine/analysis/runner.hpp"
 #include "engine/import/load.hpp"
+#include "engine/lua/rules.hpp"
 #include "tests/support/realdata.hpp"
 
 namespace proflint::testing {
@@ -101,7 +102,7 @@ TEST(JobMergeRealdata, GeneratedProcessesOnDevice0AreTwoGpusAndMergeOnce) {
 
 // Job identity from the job tables (schema 5, docs/multi-rank.md) when the store has them: they
 // override the world-size rule. The two DDP rank files record world size 2 / nccl, so by default
-// channels-last-not-used (on both ranks) is one job finding; job_rank putting them in two jobs
+// channels-last-not-used (a shipped Lua rule, on both ranks) is one job finding; job_rank putting them in two jobs
 // keeps two findings, and a rank per GPU of one trace names the GPUs by rank.
 TEST(JobMergeRealdata, JobRankTableDecidesWhichTracesAreOneJob) {
   auto run = [](const std::vector<std::string>& paths, const std::string& rows) {
@@ -111,7 +112,9 @@ TEST(JobMergeRealdata, JobRankTableDecidesWhichTracesAreOneJob) {
         " pid INTEGER, device_id INTEGER, clock_offset_ns INTEGER NOT NULL DEFAULT 0, offset_residual_ns INTEGER,"
         " PRIMARY KEY (job_id, rank)); DELETE FROM job_rank;");
     if (!rows.empty()) store.db().exec("INSERT INTO job_rank (job_id, rank, trace_id, pid, device_id) VALUES " + rows);
-    return run_analysis(store, AnalysisOptions{});
+    AnalysisOptions options;  // with the shipped rule that fires on both DDP ranks
+    options.rule_files = {lua::read_rule_file((source_dir() / "rules" / "channels_last_not_used.lua").string())};
+    return run_analysis(store, options);
   };
   std::vector<std::string> ranks = {fixture_path("ddp2_rank0.json.gz").string(),
                                     fixture_path("ddp2_rank1_slow30.json.gz").string()};
