@@ -53,6 +53,10 @@ def parse(argv):
     p.add_argument("--seed", default="0", help="RNG seed (any string)")
     p.add_argument("--gpus", type=int, default=1, help="world size; >1 adds DDP + NCCL all-reduce")
     p.add_argument("--rank", type=int, default=0, help="rank written by the Kineto formats (nsys writes every rank)")
+    p.add_argument("--device-ids", default="global", choices=["global", "per-process"],
+                   help="nsys with --gpus >1: 'global' (each process sees every GPU, rank r uses device r) or "
+                        "'per-process' (CUDA_VISIBLE_DEVICES per process: every process calls its GPU device 0; "
+                        "TARGET_INFO_CUDA_DEVICE records which physical GPU each process's id is)")
     p.add_argument("--visible-gpus", type=int, default=0, help="GPUs listed in deviceProperties/TARGET_INFO_GPU")
     p.add_argument("--plant", default="", help="comma-separated problems to plant: " + ", ".join(PLANTS))
     p.add_argument("--gpu-name", default="NVIDIA A100-SXM4-80GB")
@@ -127,6 +131,7 @@ def make_cfg(a, argv):
         c.gpus = 2
     c.rank = min(max(0, a.rank), c.gpus - 1)
     c.visible_gpus = a.visible_gpus or c.gpus
+    c.per_process_ids = a.device_ids == "per-process"
     gpu = hw.lookup(a.gpu_name, a.cc)
     c.gpu = gpu
     prec = a.precision

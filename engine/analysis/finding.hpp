@@ -64,6 +64,10 @@ struct Finding {
     int64_t shared_ns = 0;              // what was subtracted from this finding's estimate
   };
   std::vector<Overlap> overlaps;
+  // Filled by ranking when this finding stands for the same finding on several ranks or GPUs of
+  // one job (ranking.hpp, "One finding per job problem"): the per-rank/per-GPU findings it merges,
+  // each with its own scope, estimate, overlaps and evidence. Empty for an ordinary finding.
+  std::vector<Finding> instances;
 };
 
 // A check that ran and stayed under its threshold: recorded so that nobody reads a missing finding
