@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/analysis/detector.hpp"
+#include "engine/analysis/idle_claims.hpp"
 #include "engine/derive/intervals.hpp"
 #include "engine/report/format.hpp"
 
@@ -81,7 +82,11 @@ class AllocationChurn final : public Detector {
       }
     }
     int64_t count = static_cast<int64_t>(calls.size());
-    if (count < min_calls_) return;
+    if (count < min_calls_) {
+      sink.below_threshold(checked_below(*this, trace_id, std::nullopt, "allocation/release calls after start-up",
+                                         static_cast<double>(count), static_cast<double>(min_calls_), "count"));
+      return;
+    }
     std::vector<Interval> alloc;
     int64_t summed = 0;
     for (const auto& c : calls) {
@@ -90,7 +95,12 @@ class AllocationChurn final : public Detector {
     }
     alloc = union_intervals(std::move(alloc));
     int64_t host_time = total_length(alloc);
-    if (static_cast<double>(host_time) < min_share_ * static_cast<double>(s->steady_wall_ns)) return;
+    if (static_cast<double>(host_time) < min_share_ * static_cast<double>(s->steady_wall_ns)) {
+      sink.below_threshold(checked_below(*this, trace_id, std::nullopt, "host time in allocation/release calls",
+                                         static_cast<double>(host_time) / static_cast<double>(s->steady_wall_ns),
+                                         min_share_, "share of the steady state"));
+      return;
+    }
     // The part of that time in which no GPU of the trace was busy: the GPU waited on the allocator.
     std::vector<Interval> busy;
     {
@@ -159,6 +169,14 @@ class AllocationChurn final : public Detector {
           "loop), Numba with an RMM/external memory manager.";
     }
     f.estimated_savings_ns = static_cast<int64_t>(static_cast<double>(exposed) * recoverable_);
+    // The GPU-idle time under the calls, per device and gap (engine/analysis/idle_claims.hpp):
+    // host-sync (cudaFree synchronizes), gpu-idle-gaps and gpu-underutilized count the same time.
+    {
+      std::map<std::string, int64_t> by_gap;
+      for (const auto& d : s->devices)
+        for (const auto& [key, ns] : IdleGapKeys(facts, trace_id, d.device_id).idle_by_gap(alloc)) by_gap[key] += ns;
+      add_idle_claims(f.claims, by_gap, f.estimated_savings_ns);
+    }
     f.savings_method = fmt::format(
         "time in allocation/release calls during which no GPU work ran, x {:.2f} (recoverable_fraction: a pool or "
         "preallocation removes nearly all of it)",

@@ -201,20 +201,53 @@ class AmpNotUsed final : public Detector {
       int64_t count = 0;
       std::optional<int64_t> first_iter, last_iter;
       std::vector<std::pair<int64_t, int64_t>> longest;  // (dur_ns, kernel id), the 3 longest
+      // Backward ops (autograd nodes) record no input types: they take those of the forward op
+      // that created them, the first range with the same autograd sequence number that recorded
+      // types. (Kineto's "Fwd thread id" numbers the profiler's own threads, not the OS thread id
+      // the store keeps, so it cannot narrow the match; the counter is per thread and only
+      // DataParallel-style replica threads could repeat a number.)
       {
+        struct Row {
+          int64_t kid, dur, kname, oname;
+          std::optional<int64_t> iteration, types, seq;
+        };
+        std::vector<Row> rows;
+        std::set<int64_t> seqs;
         SQLite::Statement q(db,
-                            "SELECT k.id, k.dur_ns, k.iteration, k.name_id, o.name_id, r.input_types_id "
+                            "SELECT k.id, k.dur_ns, k.iteration, k.name_id, o.name_id, r.input_types_id, "
+                            "r.sequence_number "
                             "FROM _kernel k JOIN _op o ON o.id = k.tc_eligible_op_id "
                             "LEFT JOIN _range r ON r.id = o.range_id "
                             "WHERE k.trace_id = ? AND k.device_id IS ? AND k.is_tensor_core = 0 "
                             "AND k.category IN ('gemm', 'conv', 'attention')");
         q.bind(1, trace_id);
         q.bind(2, dev.device_id);
+        auto opt = [&](int c) { return q.isColumnNull(c) ? std::nullopt : std::optional<int64_t>(q.getColumn(c).getInt64()); };
         while (q.executeStep()) {
-          int64_t kid = q.getColumn(0).getInt64(), dur = q.getColumn(1).getInt64();
+          rows.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(), q.getColumn(3).getInt64(),
+                          q.getColumn(4).getInt64(), opt(2), opt(5), opt(6)});
+          if (!rows.back().types && rows.back().seq) seqs.insert(*rows.back().seq);
+        }
+        // sequence number -> input types of the first range recording them.
+        std::map<int64_t, int64_t> forward_types;
+        if (!seqs.empty()) {
+          SQLite::Statement f(db,
+                              "SELECT sequence_number, input_types_id FROM _range WHERE trace_id = ? AND "
+                              "sequence_number IS NOT NULL AND input_types_id IS NOT NULL ORDER BY start_ns, id");
+          f.bind(1, trace_id);
+          while (f.executeStep()) {
+            int64_t seq = f.getColumn(0).getInt64();
+            if (seqs.count(seq)) forward_types.try_emplace(seq, f.getColumn(1).getInt64());
+          }
+        }
+        for (auto& r : rows)
+          if (!r.types && r.seq)
+            if (auto it = forward_types.find(*r.seq); it != forward_types.end()) r.types = it->second;
+        for (const auto& r : rows) {
+          int64_t kid = r.kid, dur = r.dur;
           ++count;
-          if (!q.isColumnNull(2)) {
-            int64_t it = q.getColumn(2).getInt64();
+          if (r.iteration) {
+            int64_t it = *r.iteration;
             first_iter = first_iter ? std::min(*first_iter, it) : it;
             last_iter = last_iter ? std::max(*last_iter, it) : it;
           }
@@ -226,9 +259,7 @@ class AmpNotUsed final : public Detector {
             longest.insert(std::upper_bound(longest.begin(), longest.end(), ex, before), ex);
             if (longest.size() > 3) longest.pop_back();
           }
-          std::optional<int64_t> types =
-              q.isColumnNull(5) ? std::nullopt : std::optional<int64_t>(q.getColumn(5).getInt64());
-          auto& g = groups[{q.getColumn(4).getInt64(), types, q.getColumn(3).getInt64()}];
+          auto& g = groups[{r.oname, r.types, r.kname}];
           g.ns += dur;
           ++g.kernels;
         }
@@ -249,6 +280,7 @@ class AmpNotUsed final : public Detector {
       struct OpAgg {
         int64_t ns = 0, kernels = 0;
         std::set<std::string> dtypes;
+        bool untyped = false;  // some of its kernels' ops (and their forward ops) recorded no input types
       };
       std::map<std::string, OpAgg> ops;
       std::map<int64_t, Group> by_kernel;
@@ -258,8 +290,11 @@ class AmpNotUsed final : public Detector {
         auto& a = ops[*name_of(op_name)];
         a.ns += g.ns;
         a.kernels += g.kernels;
-        if (types && name_of(*types))
+        if (types && name_of(*types)) {
           if (auto d = first_dtype(*name_of(*types))) a.dtypes.insert(*d);
+        } else {
+          a.untyped = true;
+        }
         auto& k = by_kernel[kernel_name];
         k.ns += g.ns;
         k.kernels += g.kernels;
@@ -291,7 +326,8 @@ class AmpNotUsed final : public Detector {
         const auto& [name, a] = op_list[i];
         std::string dt;
         for (const auto& d : a.dtypes) dt += (dt.empty() ? "" : "/") + d;
-        op_text += fmt::format("{}{} {}{}", i ? ", " : "", name, format_ns(a.ns), dt.empty() ? "" : " [" + dt + "]");
+        op_text += fmt::format("{}{} {}{}", i ? ", " : "", name, format_ns(a.ns),
+                               !dt.empty() ? " [" + dt + "]" : a.untyped ? " [dtypes not recorded]" : "");
       }
       std::string kernel_text;
       for (size_t i = 0; i < kernels.size(); ++i)
@@ -365,6 +401,9 @@ class AmpNotUsed final : public Detector {
         o["gpu_time_ns"] = op_list[i].second.ns;
         o["kernels"] = op_list[i].second.kernels;
         o["dtypes"] = op_list[i].second.dtypes;
+        // Why a list can be empty: neither the op nor, for a backward op, the forward op with its
+        // autograd sequence number recorded input types (record_shapes=False, or no forward op).
+        if (op_list[i].second.dtypes.empty() && op_list[i].second.untyped) o["dtypes_unknown"] = "input types not recorded";
         top_ops.push_back(std::move(o));
       }
       f.evidence["top_ops"] = std::move(top_ops);

@@ -354,8 +354,12 @@ class BatchSize final : public Detector {
     // Autocast is advice only where the math still runs in FP32.
     bool mixed =
         exists(db,
-               "SELECT EXISTS (SELECT 1 FROM _op o JOIN _range r ON r.id = o.range_id WHERE o.trace_id = ? "
-               "AND o.tc_eligible = 1 AND r.input_types_id IN (SELECT id FROM string WHERE value LIKE '%Half%' "
+               // The ops of Tensor-Core-eligible work: the outermost eligible op of each kernel
+               // (kernel.tc_eligible_op_id) or the op that launched it. Under autocast the outer op
+               // (aten::linear) still takes FP32 and casts; the op below it gets Half/BFloat16.
+               "SELECT EXISTS (SELECT 1 FROM _kernel k JOIN _op o ON o.id IN (k.op_id, k.tc_eligible_op_id) "
+               "JOIN _range r ON r.id = o.range_id WHERE k.trace_id = ? AND k.tc_eligible_op_id IS NOT NULL "
+               "AND r.input_types_id IN (SELECT id FROM string WHERE value LIKE '%Half%' "
                "OR value LIKE '%BFloat16%' OR value LIKE '%Float8%'))",
                trace_id) != 0;
     int64_t major = 0;

@@ -131,6 +131,49 @@ std::string rate_text(double v) {
                                              : fmt::format("{:.1f}", v);
 }
 
+// Waiting for peers inside this device's collectives, from the job tables (schema 0005) when the
+// job's other ranks were analysed with it: per collective kernel, the time before the last rank
+// arrived. Intervals are on this trace's own clock.
+struct PeerWait {
+  bool present = false;                 // the job's collectives were matched for this trace
+  int64_t ranks_present = 0;
+  std::optional<int64_t> world_size;
+  std::map<int64_t, int64_t> by_kernel;  // kernel id -> wait ns
+  std::vector<Interval> intervals;       // union of the waits
+};
+
+PeerWait peer_wait(const Facts& facts, int64_t trace_id, int64_t device) {
+  PeerWait w;
+  auto& db = facts.db();
+  {
+    SQLite::Statement t(db, "SELECT 1 FROM sqlite_master WHERE name = 'collective_participation'");
+    if (!t.executeStep()) return w;
+  }
+  SQLite::Statement j(db,
+                      "SELECT j.ranks_present, j.world_size, j.aligned FROM job j JOIN job_rank r ON r.job_id = j.job_id "
+                      "WHERE r.trace_id = ?1 LIMIT 1");
+  j.bind(1, trace_id);
+  if (!j.executeStep()) return w;
+  w.ranks_present = j.getColumn(0).getInt64();
+  if (!j.getColumn(1).isNull()) w.world_size = j.getColumn(1).getInt64();
+  if (j.getColumn(2).getInt() == 0 || w.ranks_present < 2) return w;
+  SQLite::Statement q(db,
+                      "SELECT p.kernel_id, p.start_ns - r.clock_offset_ns, p.wait_ns FROM collective_participation p "
+                      "JOIN job_rank r ON r.job_id = p.job_id AND r.rank = p.rank JOIN kernel k ON k.id = p.kernel_id "
+                      "WHERE p.trace_id = ?1 AND k.device_id = ?2");
+  q.bind(1, trace_id);
+  q.bind(2, device);
+  std::vector<Interval> v;
+  while (q.executeStep()) {
+    w.present = true;
+    int64_t start = q.getColumn(1).getInt64(), wait = q.getColumn(2).getInt64();
+    w.by_kernel[q.getColumn(0).getInt64()] = wait;
+    v.push_back({start, start + wait});
+  }
+  w.intervals = union_intervals(std::move(v));
+  return w;
+}
+
 class CommunicationBound final : public Detector {
  public:
   explicit CommunicationBound(const OptionValues& o)
@@ -243,11 +286,31 @@ class CommunicationBound final : public Detector {
       return it == ds.breakdown_ns.end() ? int64_t{0} : it->second;
     };
     // The breakdown's 'communication' is already the exposed part: communication ranks below compute.
-    const int64_t exposed = get("communication");
+    const int64_t exposed_all = get("communication");
     const int64_t window = ds.window_ns;
+    // With the job's other ranks present, waiting for them is not communication: only the transfer
+    // (the part after the last rank arrived) counts here; the wait goes to rank-straggler.
+    const PeerWait peers = peer_wait(facts, summary.trace_id, ds.device_id);
+    int64_t wait_sum = 0, exposed_wait = 0;
+    if (peers.present) {
+      for (const auto& [k, w] : peers.by_kernel) wait_sum += w;
+      std::vector<Interval> busy;
+      SQLite::Statement q(facts.db(),
+                          "SELECT start_ns, end_ns FROM kernel WHERE trace_id = ?1 AND device_id = ?2 AND category IS NOT 'communication' "
+                          "UNION ALL SELECT start_ns, end_ns FROM memcpy WHERE trace_id = ?1 AND device_id = ?2 "
+                          "UNION ALL SELECT start_ns, end_ns FROM memset WHERE trace_id = ?1 AND device_id = ?2");
+      q.bind(1, summary.trace_id);
+      q.bind(2, ds.device_id);
+      while (q.executeStep()) busy.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64()});
+      exposed_wait = total_length(peers.intervals) - total_length(intersect_intervals(peers.intervals, union_intervals(std::move(busy))));
+    }
+    const int64_t exposed = std::max<int64_t>(0, exposed_all - exposed_wait);
     const double exposed_share = static_cast<double>(exposed) / static_cast<double>(window);
     if (exposed_share < min_exposed_share_) {
-      sink.below_threshold(checked_below(*this, summary.trace_id, ds.device_id, "communication time not overlapped by compute",
+      sink.below_threshold(checked_below(*this, summary.trace_id, ds.device_id,
+                                         peers.present ? "communication transfer time not overlapped by compute (waiting for "
+                                                         "other ranks excluded)"
+                                                       : "communication time not overlapped by compute",
                                          exposed_share, min_exposed_share_, "share of the GPU's window"));
       return;
     }
@@ -298,6 +361,7 @@ class CommunicationBound final : public Detector {
         if (static_cast<double>(c->bytes) < small_message_bytes_) ++small_messages;
         // NCCL's bus bandwidth (nccl-tests): algbw x 2(n-1)/n for all-reduce, x (n-1)/n for gathers/scatters.
         double dur = static_cast<double>(c->end - c->start);
+        if (auto w = peers.by_kernel.find(c->id); w != peers.by_kernel.end()) dur -= static_cast<double>(w->second);
         if (world > 0 && dur > 0 && static_cast<double>(c->bytes) >= small_message_bytes_) {
           // reduce_scatter is left out: its annotation records the output shard, not the message nccl-tests measures.
           double factor = c->type == "all_reduce"                                ? 2.0 * (world - 1) / world
@@ -347,12 +411,22 @@ class CommunicationBound final : public Detector {
     Finding f;
     f.id = std::string(id());
     f.title = std::string(title());
-    f.problem = fmt::format(
-        "Collective communication kernels ran {} on GPU {} ({} of its kernel time); {} of it ({} of the {} window) was "
-        "exposed, "
-        "with no compute kernel running beside it (overlap ratio {}). {} collective kernels ({})",
-        format_ns(comm_sum), ds.device_id, format_percent(kernel_share), format_ns(exposed),
-        format_percent(exposed_share), format_ns(window), format_percent(overlap_ratio), count_text(n), types);
+    if (peers.present)
+      f.problem = fmt::format(
+          "Collective communication kernels ran {} on GPU {} ({} of its kernel time); {} of that was waiting for the job's "
+          "other ranks to arrive ({} of it exposed; rank-straggler reports it) and is not counted here. The transfer that "
+          "remains was exposed for {} ({} of the {} window), with no compute kernel running beside it (overlap ratio {}). "
+          "{} collective kernels ({})",
+          format_ns(comm_sum), ds.device_id, format_percent(kernel_share), format_ns(wait_sum), format_ns(exposed_wait),
+          format_ns(exposed), format_percent(exposed_share), format_ns(window), format_percent(overlap_ratio), count_text(n),
+          types);
+    else
+      f.problem = fmt::format(
+          "Collective communication kernels ran {} on GPU {} ({} of its kernel time); {} of it ({} of the {} window) was "
+          "exposed, "
+          "with no compute kernel running beside it (overlap ratio {}). {} collective kernels ({})",
+          format_ns(comm_sum), ds.device_id, format_percent(kernel_share), format_ns(exposed),
+          format_percent(exposed_share), format_ns(window), format_percent(overlap_ratio), count_text(n), types);
     if (iterations > 0)
       f.problem += fmt::format(", {} per iteration over {} iterations", rate_text(per_iteration), iterations);
     f.problem += fmt::format("; median kernel {}, {} shorter than {}", format_ns(median_dur), count_text(short_kernels),
@@ -367,11 +441,52 @@ class CommunicationBound final : public Detector {
           " So many small collectives per iteration means the gradients are not bucketed (or the buckets are tiny): "
           "each call pays NCCL's fixed latency and a launch.");
     if (slow_link)
-      f.problem += fmt::format(
-          " Messages of {} or more reach only {} bus bandwidth (median), far below NVLink/xGMI (hundreds of GB/s) "
-          "or InfiniBand (about 12 GB/s per 100 Gb/s port): the kernels are mostly waiting for other ranks, or the "
-          "data crosses a slow link.",
-          format_bytes(static_cast<int64_t>(small_message_bytes_)), gbps(median_busbw));
+      f.problem += peers.present
+                       ? fmt::format(" Messages of {} or more reach only {} bus bandwidth (median, over the transfer part "
+                                     "alone), far below NVLink/xGMI (hundreds of GB/s) or InfiniBand (about 12 GB/s per "
+                                     "100 Gb/s port): the data crosses a slow link.",
+                                     format_bytes(static_cast<int64_t>(small_message_bytes_)), gbps(median_busbw))
+                       : fmt::format(
+                             " Messages of {} or more reach only {} bus bandwidth (median), far below NVLink/xGMI "
+                             "(hundreds of GB/s) or InfiniBand (about 12 GB/s per 100 Gb/s port): the kernels are mostly "
+                             "waiting for other ranks, or the data crosses a slow link.",
+                             format_bytes(static_cast<int64_t>(small_message_bytes_)), gbps(median_busbw));
+    // Only this rank of a larger job: estimate the wait from the rank alone. Collectives of one
+    // kind and size move the same bytes over the same links, so the fastest of them is close to
+    // pure transfer and each one's excess over it is mostly waiting for the other ranks.
+    int64_t est_wait = 0, est_basis = 0, est_basis_ns = 0;
+    const std::optional<int64_t> world_size = summary.world_size ? summary.world_size : peers.world_size;
+    // Also with some ranks present (sampled ranks of a large job): the part after the last present
+    // rank arrived can still be waiting for an absent one, so the estimate runs on that part.
+    const bool ranks_missing = world_size && *world_size > std::max<int64_t>(1, peers.ranks_present);
+    if (ranks_missing) {
+      std::map<std::string, std::vector<int64_t>> groups;
+      for (const auto* c : list) {
+        auto w = peers.by_kernel.find(c->id);
+        groups[c->bytes >= 0 ? fmt::format("{}:{}", c->type, c->bytes) : c->name].push_back(
+            c->end - c->start - (w == peers.by_kernel.end() ? 0 : w->second));
+      }
+      for (auto& [key, durs] : groups) {
+        if (durs.size() < 3) continue;
+        // The 10th percentile, not the minimum: one lucky instance should not set the transfer time.
+        std::sort(durs.begin(), durs.end());
+        const int64_t transfer = durs[durs.size() / 10];
+        for (int64_t d : durs) est_wait += std::max<int64_t>(0, d - transfer), est_basis_ns += d;
+        est_basis += static_cast<int64_t>(durs.size());
+      }
+      f.problem += fmt::format(" Only {} of the job's {} ranks {} here, so waiting for the {} cannot be measured",
+                               std::max<int64_t>(1, peers.ranks_present), *world_size,
+                               std::max<int64_t>(1, peers.ranks_present) == 1 ? "is" : "are",
+                               peers.present ? "absent ones" : "others");
+      if (est_basis > 0)
+        f.problem += fmt::format(
+            "; estimated from this rank alone (each collective against the 10th percentile of its kind and size, or of its "
+            "kernel when sizes are not recorded; {} of {} collectives in groups of three or more), {} of their {} looks like "
+            "waiting for other ranks and {} like transfer.",
+            count_text(est_basis), count_text(n), format_ns(est_wait), format_ns(est_basis_ns), format_ns(est_basis_ns - est_wait));
+      else
+        f.problem += ".";
+    }
 
     std::string rec;
     if (many_small && gradient_sync)
@@ -405,8 +520,10 @@ class CommunicationBound final : public Detector {
       rec +=
           "Check the interconnect: run with NCCL_DEBUG=INFO to see the transport (P2P/NVLink, NET/IB or NET/Socket), "
           "make sure "
-          "NCCL_P2P_DISABLE / NCCL_IB_DISABLE are not set, and check `nvidia-smi topo -m`; profile all ranks together "
-          "(proflint analyze rank0.json rank1.json …) to find a straggler the others wait for. ";
+          "NCCL_P2P_DISABLE / NCCL_IB_DISABLE are not set, and check `nvidia-smi topo -m`. ";
+    if (ranks_missing || (!peers.present && !world_size))
+      rec += "Profile all ranks together (proflint analyze rank0.json rank1.json …): time spent waiting for a late rank "
+             "is not fixed by communication tuning. ";
     rec +=
         "To send fewer bytes: compress gradients with a DDP comm hook "
         "(model.register_comm_hook(state=None, "
@@ -434,6 +551,20 @@ class CommunicationBound final : public Detector {
     f.evidence["kernel_time_ns"] = ds.kernel_time_ns;
     f.evidence["communication_share_of_kernel_time"] = kernel_share;
     f.evidence["exposed_ns"] = exposed;
+    if (peers.present) {
+      f.evidence["peer_wait_ns"] = wait_sum;
+      f.evidence["exposed_peer_wait_ns"] = exposed_wait;
+      f.evidence["exposed_including_wait_ns"] = exposed_all;
+    }
+    if (ranks_missing) {
+      f.evidence["ranks_present"] = std::max<int64_t>(1, peers.ranks_present);
+      f.evidence["world_size"] = *world_size;
+      if (est_basis > 0) {
+        f.evidence["estimated_wait_ns"] = est_wait;
+        f.evidence["estimated_transfer_ns"] = est_basis_ns - est_wait;
+        f.evidence["estimate_basis_collectives"] = est_basis;
+      }
+    }
     f.evidence["exposed_share"] = exposed_share;
     f.evidence["window_ns"] = window;
     f.evidence["merged_communication_ns"] = comm_busy;

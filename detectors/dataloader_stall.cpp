@@ -13,6 +13,7 @@
 
 #include "engine/analysis/dataloader_ranges.hpp"
 #include "engine/analysis/detector.hpp"
+#include "engine/analysis/idle_claims.hpp"
 #include "engine/derive/intervals.hpp"
 #include "engine/report/format.hpp"
 
@@ -196,7 +197,8 @@ class DataloaderStall final : public Detector {
       if (r != rows.end()) steps.push_back({it.ordinal, r->second.first, r->second.second});
     }
     int64_t whole_window = rows.at(-1).second;
-    emit(trace_id, summary, iters, steps, device, whole_stall, whole_window, &annotations, sink);
+    emit(facts, trace_id, summary, iters, steps, device, whole_stall, whole_window, &annotations,
+         dataloader_union(facts, trace_id), sink);
   }
 
   // Where each step's model work begins on the host: the earliest range of the launching process
@@ -258,9 +260,11 @@ class DataloaderStall final : public Detector {
     }
     int64_t best_device = -1, best_total = 0;
     std::vector<StepStall> best_steps;
+    std::vector<Interval> best_pieces;  // the pre-step stretches of the chosen device
     for (auto& [d, list] : busy) {
       auto u = union_intervals(std::move(list));
       std::vector<StepStall> steps;
+      std::vector<Interval> pieces;
       int64_t total = 0;
       for (size_t k = 0; k < iters.size(); ++k) {
         const Interval& w = windows[k];
@@ -271,6 +275,7 @@ class DataloaderStall final : public Detector {
           if (m != model_start.end()) until = std::min(until, m->second);
           Interval gap{w.start, std::max(w.start, until)};
           stall = gap.length() - length_within(u, gap);
+          pieces.push_back(gap);
         }
         steps.push_back({iters[k].ordinal, stall, w.length()});
         total += stall;
@@ -279,6 +284,7 @@ class DataloaderStall final : public Detector {
         best_total = total;
         best_device = d;
         best_steps = std::move(steps);
+        best_pieces = std::move(pieces);
       }
     }
     if (best_device < 0) return;
@@ -292,12 +298,15 @@ class DataloaderStall final : public Detector {
     }
     int64_t window_total = 0;
     for (const auto& s : best_steps) window_total += s.window_ns;
-    emit(trace_id, summary, iters, best_steps, best_device, best_total, window_total, nullptr, sink);
+    emit(facts, trace_id, summary, iters, best_steps, best_device, best_total, window_total, nullptr, best_pieces, sink);
   }
 
-  void emit(int64_t trace_id, const TraceSummary& summary, const std::vector<Iter>& iters,
+  // idle_pieces: where the GPU waited for input (the fetch annotations, or the pre-step stretches),
+  // busy time not yet removed; claimed gap by gap (engine/analysis/idle_claims.hpp).
+  void emit(const Facts& facts, int64_t trace_id, const TraceSummary& summary, const std::vector<Iter>& iters,
             const std::vector<StepStall>& steps, int64_t device, int64_t whole_stall, int64_t whole_window,
-            const std::vector<Annotation>* annotations, FindingSink& sink) const {
+            const std::vector<Annotation>* annotations, const std::vector<Interval>& idle_pieces,
+            FindingSink& sink) const {
     const bool annotated = annotations != nullptr;
     int64_t step_stall = 0, step_window = 0;
     std::vector<double> shares;
@@ -431,6 +440,7 @@ class DataloaderStall final : public Detector {
     int64_t bound = annotated ? std::min(scaled, whole_stall) : std::min(scaled, std::max(whole_stall, step_stall));
     f.estimated_savings_ns =
         static_cast<int64_t>(recoverable_fraction_ * static_cast<double>(std::max<int64_t>(0, bound)));
+    add_idle_claims(f.claims, IdleGapKeys(facts, trace_id, device).idle_by_gap(idle_pieces), f.estimated_savings_ns);
     f.savings_method = fmt::format(
         "GPU-idle time overlapped with data loading per step, summed over the steps and scaled to the wall time "
         "(capped "

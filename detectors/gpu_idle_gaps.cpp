@@ -13,6 +13,7 @@
 
 #include "engine/analysis/dataloader_ranges.hpp"
 #include "engine/analysis/detector.hpp"
+#include "engine/analysis/idle_claims.hpp"
 #include "engine/derive/intervals.hpp"
 #include "engine/report/format.hpp"
 
@@ -150,7 +151,13 @@ class GpuIdleGaps final : public Detector {
       std::vector<Gap*> described;
       for (size_t i = 0; i < kept.size() && static_cast<int64_t>(i) < top_; ++i) described.push_back(&kept[i]);
       describe_hosts(facts, trace_id, driving_pids(facts, trace_id, device), described);
-      report(trace_id, *summary, device, u, kept, counted, all_idle, dl_gaps, dl_time, relative_threshold, sink);
+      // The idle time counted (the gaps less their DataLoader part), per gap, for the claims.
+      std::vector<Interval> pieces;
+      for (const auto& g : kept) pieces.push_back({g.start, g.end});
+      auto by_gap =
+          IdleGapKeys(trace_id, device, u, dataloader).idle_by_gap(subtract_intervals(union_intervals(pieces), dataloader));
+      report(trace_id, *summary, device, u, kept, counted, all_idle, dl_gaps, dl_time, relative_threshold, by_gap,
+             sink);
     }
   }
 
@@ -382,7 +389,8 @@ class GpuIdleGaps final : public Detector {
 
   void report(int64_t trace_id, const TraceSummary& summary, int64_t device, const std::vector<Interval>& busy,
               const std::vector<Gap>& kept, int64_t counted, int64_t all_idle, int64_t dl_gaps, int64_t dl_time,
-              int64_t relative_threshold, FindingSink& sink) const {
+              int64_t relative_threshold, const std::map<std::string, int64_t>& idle_by_gap,
+              FindingSink& sink) const {
     const double wall = static_cast<double>(summary.steady_wall_ns);
     int64_t span_start = busy.front().start;
     for (const auto& d : summary.devices)
@@ -425,6 +433,10 @@ class GpuIdleGaps final : public Detector {
         "(torch.profiler.schedule(wait=1, warmup=2, active=3)).";
     f.recommendation = rec;
     f.estimated_savings_ns = static_cast<int64_t>(recoverable_fraction_ * static_cast<double>(counted));
+    // The gaps' idle time, claimed gap by gap: a finding naming the cause of a gap (host-sync,
+    // allocation-churn, launch-bound ...) keeps that part, this one what nothing else explains.
+    f.generic = true;
+    add_idle_claims(f.claims, idle_by_gap, f.estimated_savings_ns);
     f.savings_method = fmt::format(
         "idle time of the gaps above the threshold (DataLoader waits excluded) x {:.2f} (recoverable_fraction: the "
         "part "

@@ -28,8 +28,16 @@ struct Gpu {
   int64_t iterations = 0;
   int64_t median_step_ns = 0;
   double work = 0;           // busy per iteration (ns), or busy share of the window when iterations are missing
+  int64_t kernels_per_step = 0;    // median over its iterations of the compute kernels it ran (count)
+  int64_t kernel_ns_per_step = 0;  // median over its iterations of their summed durations
   std::string label;
 };
+
+int64_t median_value(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
 
 std::vector<Gpu> gpus_of(const Facts& facts, const TraceSummary& s) {
   std::map<int64_t, std::vector<Interval>> busy;
@@ -48,6 +56,19 @@ std::vector<Gpu> gpus_of(const Facts& facts, const TraceSummary& s) {
       busy[d].push_back({q.getColumn(1).getInt64(), q.getColumn(2).getInt64()});
     }
   }
+  // Work done per step: compute kernels and their time in each iteration (launch iteration).
+  std::map<int64_t, std::pair<std::vector<int64_t>, std::vector<int64_t>>> per_step;  // device -> (counts, times)
+  {
+    SQLite::Statement k(facts.db(),
+        "SELECT device_id, iteration, count(*), sum(dur_ns) FROM kernel WHERE trace_id = ?1 AND device_id IS NOT NULL AND "
+        "iteration IS NOT NULL AND category IS NOT 'communication' GROUP BY 1, 2");
+    k.bind(1, s.trace_id);
+    while (k.executeStep()) {
+      auto& e = per_step[k.getColumn(0).getInt64()];
+      e.first.push_back(k.getColumn(2).getInt64());
+      e.second.push_back(k.getColumn(3).getInt64());
+    }
+  }
   std::vector<Gpu> out;
   for (auto& [d, list] : busy) {
     Gpu g;
@@ -59,6 +80,10 @@ std::vector<Gpu> gpus_of(const Facts& facts, const TraceSummary& s) {
     g.wall_ns = s.wall_ns;
     g.iterations = s.iterations.count;
     g.median_step_ns = s.iterations.median_ns;
+    if (auto it = per_step.find(d); it != per_step.end()) {
+      g.kernels_per_step = median_value(it->second.first);
+      g.kernel_ns_per_step = median_value(it->second.second);
+    }
     out.push_back(g);
   }
   return out;
@@ -70,6 +95,7 @@ class GpuImbalance final : public Detector {
       : min_imbalance_(o.number("min_imbalance")),
         min_share_(o.number("min_share")),
         min_device_busy_share_(o.number("min_device_busy_share")),
+        min_count_spread_(o.number("min_kernel_count_spread")),
         recoverable_fraction_(o.number("recoverable_fraction")) {}
 
   std::string_view id() const override { return "gpu-imbalance"; }
@@ -135,7 +161,19 @@ class GpuImbalance final : public Detector {
     const int64_t excess_ns = per_iteration ? static_cast<int64_t>(excess * static_cast<double>(top.iterations))
                                             : static_cast<int64_t>(excess * static_cast<double>(top.wall_ns));
     const double excess_share = static_cast<double>(excess_ns) / static_cast<double>(std::max<int64_t>(top.wall_ns, 1));
-    if (imbalance < min_imbalance_) {
+    // Work done, not only busy time: a GPU that launches more kernels per step than the others runs
+    // extra work (an extra optimizer update, rank-only metrics) even when its busy time is close.
+    int64_t most_kernels = 0, fewest_kernels = INT64_MAX;
+    const Gpu* most = nullptr;
+    for (const auto& g : gpus) {
+      if (g.kernels_per_step > most_kernels) most_kernels = g.kernels_per_step, most = &g;
+      fewest_kernels = std::min(fewest_kernels, g.kernels_per_step);
+    }
+    const double count_spread = per_iteration && most_kernels > 0
+                                    ? static_cast<double>(most_kernels - fewest_kernels) / static_cast<double>(most_kernels)
+                                    : 0.0;
+    const bool more_kernels = count_spread >= min_count_spread_ && most == &top;
+    if (imbalance < min_imbalance_ && !(more_kernels && excess_share >= min_share_)) {
       sink.below_threshold(checked_below(*this, top.trace_id, std::nullopt, "work spread between the busiest and least busy GPU",
                                          imbalance, min_imbalance_, "share of the busiest GPU's work"));
       return;
@@ -164,6 +202,14 @@ class GpuImbalance final : public Detector {
         top.label, work_text(top.work), others, format_percent(imbalance),
         per_iteration ? format_ns(static_cast<int64_t>(excess)) + " per iteration" : format_percent(excess) + " of the window",
         format_ns(excess_ns), format_percent(excess_share));
+    if (more_kernels)
+      f.problem += fmt::format(
+          " It also runs more kernels: {} compute kernels per step against {} on the GPU that runs fewest (median over "
+          "iterations; {} of kernel time per step against {}): it does extra work, not only slower work.",
+          most_kernels, fewest_kernels, format_ns(top.kernel_ns_per_step),
+          format_ns(std::min_element(gpus.begin(), gpus.end(), [](const Gpu& a, const Gpu& b) {
+                      return a.kernels_per_step < b.kernels_per_step;
+                    })->kernel_ns_per_step));
     // The ranks that wait do so inside their collectives: their communication kernels run longer.
     if (across_ranks) {
       bool least_comm = std::all_of(gpus.begin() + 1, gpus.end(), [&](const Gpu& g) { return g.comm_ns > top.comm_ns; });
@@ -212,12 +258,17 @@ class GpuImbalance final : public Detector {
       j["communication_ns"] = g.comm_ns;
       j["iterations"] = g.iterations;
       if (g.median_step_ns > 0) j["median_step_ns"] = g.median_step_ns;
+      if (per_iteration) {
+        j["kernels_per_step"] = g.kernels_per_step;
+        j["kernel_ns_per_step"] = g.kernel_ns_per_step;
+      }
       table.push_back(j);
     }
     f.evidence["straggler"] = top.label;
     f.evidence["imbalance"] = imbalance;
     f.evidence["excess_ns"] = excess_ns;
     f.evidence["per_iteration"] = per_iteration;
+    if (per_iteration) f.evidence["kernel_count_spread"] = count_spread;
     f.evidence["gpus"] = table;
     f.scope.trace_id = top.trace_id;
     f.scope.device_id = top.device;
@@ -232,6 +283,7 @@ class GpuImbalance final : public Detector {
   double min_imbalance_;
   double min_share_;
   double min_device_busy_share_;
+  double min_count_spread_;
   double recoverable_fraction_;
 };
 
@@ -242,6 +294,9 @@ DetectorInfo gpu_imbalance_info() {
           {{"min_imbalance", 0.2, "report when the least loaded GPU does this much less work than the busiest (fraction)"},
            {"min_share", 0.02, "... and the busiest GPU's work above the mean is at least this share of its window"},
            {"min_device_busy_share", 0.01, "ignore GPUs busy less than this share of the window (touched, not used)"},
+           {"min_kernel_count_spread", 0.05,
+            "with iterations: also report when the busiest GPU runs at least this much more compute kernels per step than "
+            "the one that runs fewest (fraction), even under min_imbalance"},
            {"recoverable_fraction", 0.5, "share of the excess work assumed recoverable by rebalancing"}},
           [](const OptionValues& o) { return std::make_unique<GpuImbalance>(o); }};
 }

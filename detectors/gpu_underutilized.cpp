@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/analysis/detector.hpp"
+#include "engine/analysis/idle_claims.hpp"
 #include "engine/derive/intervals.hpp"
 #include "engine/report/format.hpp"
 
@@ -78,7 +79,8 @@ class GpuUnderutilized final : public Detector {
       : threshold_(o.number("threshold")),
         chunks_(std::clamp<int64_t>(o.integer("chunks"), 1, 1000)),
         target_(o.number("target_utilization")),
-        min_kernels_(o.integer("min_kernels")) {}
+        min_kernels_(o.integer("min_kernels")),
+        min_kernel_busy_ns_(o.integer("min_kernel_busy_ns")) {}
 
   std::string_view id() const override { return "gpu-underutilized"; }
   std::string_view title() const override { return "GPU is underutilized"; }
@@ -94,6 +96,14 @@ class GpuUnderutilized final : public Detector {
       // Start-up inside the window (steady_state table) is judged apart: the steady state is the job.
       double util = d.startup_ns > 0 ? d.steady_gpu_utilization : d.gpu_utilization;
       if (util >= threshold_) continue;
+      // A toy or an excerpt: with almost no GPU work the idle time is the script around it, not a
+      // job to speed up (small-capture says what such a capture can show).
+      int64_t busy = d.startup_ns > 0 ? d.steady_kernel_busy_ns : d.kernel_busy_ns;
+      if (busy < min_kernel_busy_ns_) {
+        sink.below_threshold(checked_below(*this, trace_id, d.device_id, "kernel busy time in the judged window",
+                                           static_cast<double>(busy), static_cast<double>(min_kernel_busy_ns_), "ns"));
+        continue;
+      }
       report_device(facts, trace_id, d, window, restricted, sink);
     }
   }
@@ -302,6 +312,12 @@ class GpuUnderutilized final : public Detector {
       f.diagnostic = true;
       f.estimated_savings_ns = 0;
     }
+    // The window's idle time, claimed gap by gap: the findings that name the cause of a gap (host-sync,
+    // dataloader-stall, launch-bound, allocation-churn, gpu-idle-gaps ...) are ranked on it first.
+    f.generic = true;
+    if (f.estimated_savings_ns > 0)
+      add_idle_claims(f.claims, IdleGapKeys(facts, trace_id, d.device_id).idle_by_gap({window}),
+                      f.estimated_savings_ns);
     f.savings_method = fmt::format(
         "{:.2f} x window - kernel busy time: the SM time left empty below the target utilization "
         "`target_utilization`; it overlaps the findings that name the cause",
@@ -657,6 +673,7 @@ class GpuUnderutilized final : public Detector {
   int64_t chunks_;
   double target_;
   int64_t min_kernels_;
+  int64_t min_kernel_busy_ns_;
 };
 
 }  // namespace
@@ -669,7 +686,10 @@ DetectorInfo gpu_underutilized_info() {
         "plugin)"},
        {"chunks", 30, "number of equal chunks the window is cut into for the per-chunk utilization (nsys default 30)"},
        {"target_utilization", 0.5, "utilization the estimate assumes a fix reaches"},
-       {"min_kernels", 20, "ignore devices that ran fewer kernels than this (too little GPU work to judge)"}},
+       {"min_kernels", 20, "ignore devices that ran fewer kernels than this (too little GPU work to judge)"},
+       {"min_kernel_busy_ns", 100000,
+        "ignore devices whose kernels are busy less than this in the judged window: a handful of small kernels, a "
+        "toy or an excerpt (small-capture's min_kernel_busy_ns)"}},
       [](const OptionValues& o) { return std::make_unique<GpuUnderutilized>(o); }};
 }
 

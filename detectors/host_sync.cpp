@@ -14,6 +14,7 @@
 
 #include "engine/analysis/dataloader_ranges.hpp"
 #include "engine/analysis/detector.hpp"
+#include "engine/analysis/idle_claims.hpp"
 #include "engine/derive/intervals.hpp"
 #include "engine/report/format.hpp"
 
@@ -69,6 +70,8 @@ struct Sync {
   std::string site;        // where it was called: innermost op chain, or "outside any op"
   int64_t blocked = 0;     // host time blocked: the call, plus the memcpy it completes
   int64_t idle_after = 0;  // GPU idle that followed, capped at `blocked`
+  int64_t idle_device = -1;             // the device that idled after it
+  std::vector<Interval> idle_pieces;    // where (DataLoader waits not yet removed)
   int64_t end() const { return start + dur; }
 };
 
@@ -158,7 +161,7 @@ class HostSync final : public Detector {
       return;
     }
 
-    report(trace_id, *summary, syncs, avoidable, library_recurring, idle_total, blocked_excess, iters_with_excess,
+    report(facts, trace_id, *summary, syncs, avoidable, library_recurring, idle_total, blocked_excess, iters_with_excess,
            sink);
   }
 
@@ -309,7 +312,9 @@ class HostSync final : public Detector {
       else
         for (const auto& [d, ops] : gpu) devices.push_back(d);
       int64_t best = 0;
+      s.idle_pieces.clear();
       for (int64_t d : devices) {
+        std::vector<Interval> pieces;
         const auto& ops = gpu[d];
         const auto& pm = prefix_max_end[d];
         const int64_t t = s.end();
@@ -322,13 +327,19 @@ class HostSync final : public Detector {
           const GpuOp& o = ops[i];
           if (o.start >= limit) {
             idle += gap(dataloader, prev_end, limit);
+            pieces.push_back({prev_end, limit});
             break;
           }
           if (o.launch < 0 || o.launch < prev_end) break;  // already queued: the host was ahead again
           idle += gap(dataloader, prev_end, o.start);
+          pieces.push_back({prev_end, o.start});
           prev_end = std::max(prev_end, o.end);
         }
-        best = std::max(best, idle);
+        if (idle > best) {
+          best = idle;
+          s.idle_device = d;
+          s.idle_pieces = std::move(pieces);
+        }
       }
       s.idle_after = std::min(best, s.blocked);
     }
@@ -339,7 +350,7 @@ class HostSync final : public Detector {
     return (to - from) - length_within(excluded, {from, to});
   }
 
-  void report(int64_t trace_id, const TraceSummary& summary, const std::vector<Sync>& syncs,
+  void report(const Facts& facts, int64_t trace_id, const TraceSummary& summary, const std::vector<Sync>& syncs,
               const std::vector<const Sync*>& avoidable, bool library_recurring, int64_t idle_total,
               int64_t blocked_excess, int64_t iters_with_excess, FindingSink& sink) const {
     const double wall = static_cast<double>(summary.wall_ns);
@@ -437,6 +448,20 @@ class HostSync final : public Detector {
           "variants with known output sizes.";
     f.recommendation = rec;
     f.estimated_savings_ns = idle_total;
+    // The idle gaps after the syncs, per gap (engine/analysis/idle_claims.hpp): gpu-idle-gaps and
+    // gpu-underutilized count the same idle time and give way to this finding on it.
+    {
+      std::map<int64_t, std::vector<Interval>> pieces;  // device -> idle after avoidable syncs
+      for (const Sync* s : avoidable)
+        if (s->idle_after > 0) pieces[s->idle_device].insert(pieces[s->idle_device].end(), s->idle_pieces.begin(), s->idle_pieces.end());
+      std::map<std::string, int64_t> by_gap;
+      const auto dataloader = dataloader_union(facts, trace_id);
+      for (auto& [d, list] : pieces)
+        for (const auto& [key, ns] :
+             IdleGapKeys(facts, trace_id, d).idle_by_gap(subtract_intervals(union_intervals(std::move(list)), dataloader)))
+          by_gap[key] += ns;
+      add_idle_claims(f.claims, by_gap, f.estimated_savings_ns);
+    }
     f.savings_method =
         "sum over the avoidable syncs of the GPU idle time that followed each one until the host had queued work again "
         "(DataLoader waits excluded), each capped at the time that sync blocked the host";

@@ -81,6 +81,9 @@ constexpr Effect kEffects[] = {
     {"device_inferred_from_kernel_names", false,
      "the export does not describe the GPU: device properties were inferred or left unknown, "
      "so rules that need the compute capability or memory size may be skipped"},
+    {"device_shared_by_processes", false,
+     "several processes ran work on one device id and the export does not say which physical GPU each meant: "
+     "they were counted as one GPU (if each process had its own GPU, per-GPU figures mix them)"},
 };
 
 const Effect* effect_of(const std::string& kind) {

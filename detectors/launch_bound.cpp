@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "engine/analysis/detector.hpp"
+#include "engine/analysis/idle_claims.hpp"
 #include "engine/report/format.hpp"
 
 namespace proflint {
@@ -71,6 +72,7 @@ class LaunchBound final : public Detector {
               example = -1, example_gap = 0;
       int64_t prev_end = -1;
       std::vector<int64_t> launch_starts, ends;
+      std::vector<Interval> late_pieces;  // the late-launch gaps, for the claims
       for (const auto& w : work) {
         if (w.api_start >= 0) {
           launch_starts.push_back(w.api_start);
@@ -86,6 +88,7 @@ class LaunchBound final : public Detector {
           if (prev_end >= 0 && gap > 0 && w.api_start >= prev_end && gap <= max_gap_ns_) {
             ++late_gaps;
             late_idle_ns += gap;
+            late_pieces.push_back({prev_end, w.start});
             if (gap > example_gap) {
               example_gap = gap;
               example = w.id;
@@ -175,6 +178,8 @@ class LaunchBound final : public Detector {
             "cudaGraphInstantiate/"
             "cudaGraphLaunch over the repeated kernel sequence.";
       f.estimated_savings_ns = savings;
+      // The late-launch gaps, claimed gap by gap (engine/analysis/idle_claims.hpp).
+      add_idle_claims(f.claims, IdleGapKeys(facts, trace_id, dev.device_id).idle_by_gap(late_pieces), savings);
       f.savings_method = fmt::format(
           "GPU idle time in gaps (each <= {}) that opened because the next launch had not started yet, x {:.2f} "
           "(recoverable_fraction, the share a CUDA graph replay removes)",

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <set>
@@ -47,7 +48,9 @@ class NoFusion final : public Detector {
         min_run_(std::max<int64_t>(2, o.integer("min_run"))),
         fusion_factor_(std::max(1.0, o.number("fusion_factor"))),
         min_share_(o.number("min_share")),
-        top_(static_cast<size_t>(std::max<int64_t>(1, o.integer("top")))) {}
+        top_(static_cast<size_t>(std::max<int64_t>(1, o.integer("top")))),
+        min_elementwise_share_(o.number("min_elementwise_share")),
+        memory_fusion_factor_(std::max(1.0, o.number("memory_fusion_factor"))) {}
 
   std::string_view id() const override { return "no-fusion"; }
   std::string_view title() const override { return "Long runs of tiny unfused elementwise kernels"; }
@@ -124,13 +127,14 @@ class NoFusion final : public Detector {
         }
         i = j;
       }
-      if (runs == 0) continue;
       int64_t span_ns = union_length(spans);
       double wall_share = static_cast<double>(span_ns) / static_cast<double>(dev.window_ns);
-      if (wall_share < min_share_) {
+      if (runs == 0 || wall_share < min_share_) {
         sink.below_threshold(checked_below(*this, trace_id, dev.device_id,
                                            "share of the GPU's window spanned by runs of tiny elementwise kernels",
                                            wall_share, min_share_, "share"));
+        // Not tiny, but heavy: large unfused elementwise kernels can still dominate the GPU time.
+        check_heavy(facts, trace_id, dev, sink);
         continue;
       }
 
@@ -245,20 +249,123 @@ class NoFusion final : public Detector {
       }
       f.evidence["top_ops"] = std::move(top);
       f.evidence["example_kernel_id"] = example;
-      f.scope.trace_id = trace_id;
-      f.scope.device_id = dev.device_id;
-      if (first_iter >= 0) {
-        f.scope.iter_first = first_iter;
-        f.scope.iter_last = last_iter;
-      }
-      sink.report(std::move(f));
+      report_on(std::move(f), trace_id, dev.device_id, first_iter, last_iter, sink);
     }
   }
 
  private:
+  // Memory-bound elementwise work that is not tiny: when unfused elementwise (pointwise) kernels take
+  // at least `min_elementwise_share` of the device's kernel time and more than its GEMM,
+  // convolution and attention kernels together, each op reads and writes its tensors through device
+  // memory once more than a fused chain would (eager LLM inference at large batch: activations,
+  // rotary embeddings, casts, residual adds). Kernels a compiler or library already fused (names with
+  // "fused", multi-tensor-apply optimizer kernels) do not count.
+  void check_heavy(const Facts& facts, int64_t trace_id, const DeviceSummary& dev, FindingSink& sink) const {
+    if (dev.kernel_time_ns <= 0) return;
+    SQLite::Statement q(facts.db(),
+                        "SELECT k.category, s.value, sum(k.dur_ns), count(*), min(k.iteration), max(k.iteration), "
+                        "min(k.id) FROM _kernel k JOIN string s ON s.id = k.name_id WHERE k.trace_id = ? AND "
+                        "k.device_id IS ? GROUP BY k.name_id");
+    q.bind(1, trace_id);
+    q.bind(2, dev.device_id);
+    struct Named {
+      std::string name;
+      int64_t ns, count, example;
+    };
+    std::vector<Named> unfused;
+    int64_t unfused_ns = 0, unfused_count = 0, matmul_ns = 0, first_iter = -1, last_iter = -1;
+    while (q.executeStep()) {
+      std::string cat = q.getColumn(0).isNull() ? "" : q.getColumn(0).getString();
+      std::string name = q.getColumn(1).getString();
+      int64_t ns = q.getColumn(2).getInt64();
+      if (cat == "gemm" || cat == "conv" || cat == "attention") matmul_ns += ns;
+      // Pointwise kernels only: the chains a compiler fuses. Reductions and normalizations are one
+      // kernel per op already (and a CNN's batch norm is not a chain to fuse away).
+      if (cat != "elementwise") continue;
+      std::string lower;
+      for (char c : name) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+      if (lower.find("fused") != std::string::npos || lower.find("multi_tensor_apply") != std::string::npos) continue;
+      unfused_ns += ns;
+      unfused_count += q.getColumn(3).getInt64();
+      unfused.push_back({std::move(name), ns, q.getColumn(3).getInt64(), q.getColumn(6).getInt64()});
+      if (!q.getColumn(4).isNull()) {
+        int64_t lo = q.getColumn(4).getInt64(), hi = q.getColumn(5).getInt64();
+        first_iter = first_iter < 0 ? lo : std::min(first_iter, lo);
+        last_iter = std::max(last_iter, hi);
+      }
+    }
+    const double share = static_cast<double>(unfused_ns) / static_cast<double>(dev.kernel_time_ns);
+    if (share < min_elementwise_share_ || unfused_ns <= matmul_ns) {
+      sink.below_threshold(checked_below(*this, trace_id, dev.device_id,
+                                         "share of kernel time in unfused elementwise kernels", share,
+                                         min_elementwise_share_, "share of kernel time"));
+      return;
+    }
+    std::sort(unfused.begin(), unfused.end(), [](const Named& a, const Named& b) {
+      return a.ns > b.ns || (a.ns == b.ns && a.name < b.name);
+    });
+    // The text names each kernel by its signature up to the argument list, cut to 120 characters
+    // (elementwise_kernel instances are long template signatures); the evidence keeps the full name.
+    auto readable = [](std::string_view n) {
+      if (n.starts_with("void ")) n.remove_prefix(5);
+      n = n.substr(0, std::min(n.find('('), size_t{120}));
+      return std::string(n);
+    };
+    std::string names;
+    for (size_t k = 0; k < unfused.size() && k < 3; ++k)
+      names += fmt::format("{}`{}` ({}, ×{})", k ? "; " : "", readable(unfused[k].name), format_ns(unfused[k].ns),
+                           unfused[k].count);
+    Finding f;
+    f.id = std::string(id());
+    f.title = "Unfused elementwise kernels dominate the GPU time";
+    f.problem = fmt::format(
+        "On GPU {}, {} unfused elementwise kernels take {} of the {} kernel time ({}), more than the "
+        "GEMM, convolution and attention kernels together ({}). Each one streams its tensors through device memory "
+        "on its own; a fused chain would read and write them once. Largest: {}.",
+        dev.device_id, unfused_count, format_ns(unfused_ns), format_ns(dev.kernel_time_ns), format_percent(share),
+        format_ns(matmul_ns), names);
+    f.recommendation =
+        "Fuse the elementwise chains: `model = torch.compile(model)` (Inductor emits one vectorised kernel per "
+        "chain of pointwise ops and reductions), fused modules and kernels for the common patterns (fused RMSNorm/"
+        "LayerNorm, fused rotary embedding, `torch.nn.functional.scaled_dot_product_attention`, fused SwiGLU/GELU), "
+        "and for inference a serving engine that ships them (vLLM, TensorRT-LLM). Avoid dtype casts and "
+        "`.contiguous()` copies between ops; generic `elementwise_kernel` instances with a small vector width often "
+        "come from non-contiguous or mixed-dtype inputs. TensorFlow: `@tf.function(jit_compile=True)`.";
+    f.estimated_savings_ns =
+        static_cast<int64_t>(static_cast<double>(unfused_ns) * (1.0 - 1.0 / memory_fusion_factor_));
+    f.savings_method = fmt::format(
+        "kernel time of the unfused elementwise kernels x (1 - 1/{:.1f}), assuming fusion cuts their "
+        "device-memory traffic by memory_fusion_factor",
+        memory_fusion_factor_);
+    f.confidence = 0.4;
+    f.evidence["unfused_kernels"] = unfused_count;
+    f.evidence["unfused_kernel_time_ns"] = unfused_ns;
+    f.evidence["matmul_kernel_time_ns"] = matmul_ns;
+    f.evidence["kernel_time_ns"] = dev.kernel_time_ns;
+    auto top = nlohmann::ordered_json::array();
+    for (size_t k = 0; k < unfused.size() && k < top_; ++k)
+      top.push_back({{"kernel", unfused[k].name}, {"time_ns", unfused[k].ns}, {"count", unfused[k].count}});
+    f.evidence["top_kernels"] = std::move(top);
+    f.evidence["example_kernel_id"] = unfused.front().example;
+    report_on(std::move(f), trace_id, dev.device_id, first_iter, last_iter, sink);
+  }
+
+  // Scope (the device, and the iterations the kernels ran in when known) and report.
+  static void report_on(Finding f, int64_t trace_id, int64_t device_id, int64_t first_iter, int64_t last_iter,
+                        FindingSink& sink) {
+    f.scope.trace_id = trace_id;
+    f.scope.device_id = device_id;
+    if (first_iter >= 0) {
+      f.scope.iter_first = first_iter;
+      f.scope.iter_last = last_iter;
+    }
+    sink.report(std::move(f));
+  }
+
   int64_t max_kernel_ns_, max_gap_ns_, min_run_;
   double fusion_factor_, min_share_;
   size_t top_;
+  double min_elementwise_share_, memory_fusion_factor_;
 };
 
 }  // namespace
@@ -271,7 +378,12 @@ DetectorInfo no_fusion_info() {
        {"min_run", 16, "runs shorter than this many kernels are ignored"},
        {"fusion_factor", 4.0, "assumed number of tiny kernels fusion merges into one"},
        {"min_share", 0.03, "report when the runs span at least this share of wall time"},
-       {"top", 5, "ops named in the finding"}},
+       {"top", 5, "ops named in the finding"},
+       {"min_elementwise_share", 0.5,
+        "also report when unfused elementwise kernels take at least this share of kernel time (and more "
+        "than GEMM, convolution and attention together)"},
+       {"memory_fusion_factor", 2.0,
+        "assumed cut in device-memory traffic when those memory-bound kernels are fused"}},
       [](const OptionValues& o) { return std::make_unique<NoFusion>(o); }};
 }
 

@@ -26,6 +26,7 @@ DetectorInfo no_fusion_info();
 DetectorInfo no_gpu_activity_info();
 DetectorInfo no_iterations_info();
 DetectorInfo pageable_memcpy_info();
+DetectorInfo rank_straggler_info();
 DetectorInfo slow_api_info();
 DetectorInfo small_capture_info();
 DetectorInfo sync_memcpy_info();
@@ -56,6 +57,7 @@ const std::vector<DetectorInfo>& detector_registry() {
       no_gpu_activity_info(),
       no_iterations_info(),
       pageable_memcpy_info(),
+      rank_straggler_info(),
       slow_api_info(),
       small_capture_info(),
       sync_memcpy_info(),

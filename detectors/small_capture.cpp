@@ -18,7 +18,9 @@ namespace {
 class SmallCapture final : public Detector {
  public:
   explicit SmallCapture(const OptionValues& o)
-      : min_kernels_(o.integer("min_kernels")), min_events_(o.integer("min_events")) {}
+      : min_kernels_(o.integer("min_kernels")),
+        min_events_(o.integer("min_events")),
+        min_kernel_busy_ns_(o.integer("min_kernel_busy_ns")) {}
 
   std::string_view id() const override { return "small-capture"; }
   std::string_view title() const override { return "Capture too small to judge the job"; }
@@ -26,12 +28,15 @@ class SmallCapture final : public Detector {
 
   void run(const Facts& facts, int64_t trace_id, FindingSink& sink) const override {
     const TraceSummary* s = facts.summary(trace_id);
-    if (!s || (s->kernel_count >= min_kernels_ && s->event_count >= min_events_)) return;
+    if (!s) return;
     int64_t kernel_time = 0, busy = 0;
     for (const auto& d : s->devices) {
       kernel_time += d.kernel_time_ns;
       busy = std::max(busy, d.kernel_busy_ns);
     }
+    // Nothing to record as "checked, below threshold" otherwise: this diagnostic fires under its
+    // thresholds, and a capture above them is simply large enough.
+    if (s->kernel_count >= min_kernels_ && s->event_count >= min_events_ && busy >= min_kernel_busy_ns_) return;
     // The longest API call, when it alone is a large part of so small a window (a first launch
     // that loads the module, a first allocation).
     std::string longest;
@@ -94,6 +99,7 @@ class SmallCapture final : public Detector {
  private:
   int64_t min_kernels_;
   int64_t min_events_;
+  int64_t min_kernel_busy_ns_;
 };
 
 }  // namespace
@@ -101,7 +107,9 @@ class SmallCapture final : public Detector {
 DetectorInfo small_capture_info() {
   return {"small-capture",
           {{"min_kernels", 20, "say so when the capture has fewer kernels than this (gpu-underutilized's min_kernels)"},
-           {"min_events", 50, "or fewer events than this in all"}},
+           {"min_events", 50, "or fewer events than this in all"},
+          {"min_kernel_busy_ns", 100000,
+           "or when no GPU's kernels are busy this long in all (gpu-underutilized's min_kernel_busy_ns)"}},
           [](const OptionValues& o) { return std::make_unique<SmallCapture>(o); }};
 }
 

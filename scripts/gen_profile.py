@@ -11,8 +11,12 @@ Output is a pure function of the arguments (seeded RNG, gzip mtime=0): same args
 Planted problems (--plant a,b,...): fp32_gemm, dataloader_gap, pageable_memcpy, host_sync,
 small_kernels, nccl_unbucketed, shape_not_multiple_of_8.  See docs/fixtures.md.
 
+With --job-ranks N it writes a whole DDP job instead: one Kineto trace per rank in the directory -o,
+clocks skewed per rank, one rank made late (genprof/job.py).
+
 Examples:
   gen_profile.py --format kineto-gz --events 100000 --seed 1 -o /tmp/t.json.gz
+  gen_profile.py --job-ranks 4 --straggler-rank 2 --straggler-cause dataloader -o /tmp/job4
   gen_profile.py --format nsys --events 1000000 --gpus 2 --plant host_sync -o /tmp/t.sqlite
 """
 
@@ -49,6 +53,10 @@ def parse(argv):
     p.add_argument("--seed", default="0", help="RNG seed (any string)")
     p.add_argument("--gpus", type=int, default=1, help="world size; >1 adds DDP + NCCL all-reduce")
     p.add_argument("--rank", type=int, default=0, help="rank written by the Kineto formats (nsys writes every rank)")
+    p.add_argument("--device-ids", default="global", choices=["global", "per-process"],
+                   help="nsys with --gpus >1: 'global' (each process sees every GPU, rank r uses device r) or "
+                        "'per-process' (CUDA_VISIBLE_DEVICES per process: every process calls its GPU device 0; "
+                        "TARGET_INFO_CUDA_DEVICE records which physical GPU each process's id is)")
     p.add_argument("--visible-gpus", type=int, default=0, help="GPUs listed in deviceProperties/TARGET_INFO_GPU")
     p.add_argument("--plant", default="", help="comma-separated problems to plant: " + ", ".join(PLANTS))
     p.add_argument("--gpu-name", default="NVIDIA A100-SXM4-80GB")
@@ -87,6 +95,14 @@ def parse(argv):
                    help="write a hand-scripted Kineto trace instead of simulating steps (genprof/scenarios.py): "
                         "a start-up-dominated capture, a with_stack inference trace with preprocessing, a CUDA "
                         "program with allocation churn and no framework op; other options are ignored")
+    p.add_argument("--job-ranks", type=int, default=0, metavar="N",
+                   help="write a whole DDP job of N ranks (one Kineto trace per rank, clocks skewed, ranks "
+                        "synchronised by their all-reduces) into the directory -o (genprof/job.py); only "
+                        "--steps, --seed, --gpu-name and the --straggler/--max-offset options apply")
+    p.add_argument("--straggler-rank", type=int, default=1, help="--job-ranks: the rank made late")
+    p.add_argument("--straggler-cause", default="none", choices=["none", "compute", "dataloader", "optimizer"],
+                   help="--job-ranks: what makes the straggler late each step (none: a balanced job)")
+    p.add_argument("--max-offset-ms", type=float, default=50.0, help="--job-ranks: per-rank clock skew bound (ms)")
     p.add_argument("-o", "--output", required=True)
     return p.parse_args(argv)
 
@@ -115,6 +131,7 @@ def make_cfg(a, argv):
         c.gpus = 2
     c.rank = min(max(0, a.rank), c.gpus - 1)
     c.visible_gpus = a.visible_gpus or c.gpus
+    c.per_process_ids = a.device_ids == "per-process"
     gpu = hw.lookup(a.gpu_name, a.cc)
     c.gpu = gpu
     prec = a.precision
@@ -231,6 +248,17 @@ def parse_blocks(s):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     a = parse(argv)
+    if a.job_ranks:
+        from genprof import job
+        if not 2 <= a.job_ranks <= 64:
+            raise SystemExit("gen_profile.py: --job-ranks must be 2..64")
+        n, j = job.generate(a.output, a.job_ranks, a.straggler_cause, a.straggler_rank, a.steps or 6, a.seed,
+                            a.max_offset_ms, a.gpu_name)
+        if not a.quiet:
+            t = j.truth()
+            sys.stderr.write("gen_profile: job of %d ranks -> %s: %d events, straggler %s (%s), median step %.2f ms\n"
+                             % (a.job_ranks, a.output, n, t["straggler_rank"], t["cause"], t["median_step_ns"] / 1e6))
+        return 0
     if a.scenario:
         from genprof import scenarios
         n = scenarios.write(a.scenario, a.output)

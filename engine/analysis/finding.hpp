@@ -44,6 +44,11 @@ struct Finding {
   // findings claim the same key, only the larger claim counts: ranking subtracts the smaller one
   // from the finding ranked lower (docs/output-json.md, "Overlapping findings").
   std::map<std::string, int64_t> claims;
+  // True for a finding that measures GPU-idle time without naming its cause (gpu-underutilized,
+  // gpu-idle-gaps). Ranking visits it after the findings that name a concrete cause, so idle time
+  // both claim (the "gpu-idle:" keys of engine/analysis/idle_claims.hpp) counts for the concrete
+  // finding, and the generic one keeps only what nothing else explains.
+  bool generic = false;
   // Thresholds ranking applies to the saving left after overlaps: a finding under either is not
   // listed but recorded in the "checked, below threshold" list with its estimate (0 = none).
   int64_t min_savings_ns = 0;
@@ -59,6 +64,10 @@ struct Finding {
     int64_t shared_ns = 0;              // what was subtracted from this finding's estimate
   };
   std::vector<Overlap> overlaps;
+  // Filled by ranking when this finding stands for the same finding on several ranks or GPUs of
+  // one job (ranking.hpp, "One finding per job problem"): the per-rank/per-GPU findings it merges,
+  // each with its own scope, estimate, overlaps and evidence. Empty for an ordinary finding.
+  std::vector<Finding> instances;
 };
 
 // A check that ran and stayed under its threshold: recorded so that nobody reads a missing finding

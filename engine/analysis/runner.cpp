@@ -12,6 +12,8 @@
 #include <ctime>
 #include <exception>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <system_error>
 #include <thread>
 #include <tuple>
@@ -168,6 +170,53 @@ void run_tasks(Store& store, const Facts& facts, std::vector<AnalysisTask>& task
   work(facts);
   for (auto& t : threads) t.join();
   if (failed) std::rethrow_exception(failed);
+}
+
+// Which traces form one job, for ranking's "one finding per job problem". The GPUs of one trace
+// are always one job. When the store has the job tables (schema 5: job_rank, filled by derive/),
+// they decide, and each GPU of a multi-process nsys export gets its rank. Without them, traces
+// given together form one job when they record the same world size and communication backend
+// and no two claim the same rank; a trace that records no world size is a job of its own.
+JobMap job_of_traces(Store& store, const std::vector<TraceSummary>& summaries) {
+  JobMap jobs;
+  SQLite::Statement has(store.db(), "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'job_rank'");
+  if (has.executeStep() && has.getColumn(0).getInt64() > 0) {
+    SQLite::Statement q(store.db(), "SELECT job_id, rank, trace_id, device_id FROM job_rank ORDER BY job_id, rank");
+    std::map<int64_t, std::vector<std::pair<int64_t, std::optional<int64_t>>>> ranks_of_trace;  // trace -> (rank, device)
+    while (q.executeStep()) {
+      int64_t trace = q.getColumn(2).getInt64();
+      jobs.job_of_trace[trace] = q.getColumn(0).getInt64();
+      std::optional<int64_t> device;
+      if (!q.getColumn(3).isNull()) device = q.getColumn(3).getInt64();
+      ranks_of_trace[trace].emplace_back(q.getColumn(1).getInt64(), device);
+    }
+    for (const auto& [trace, ranks] : ranks_of_trace) {
+      if (ranks.size() == 1) {
+        jobs.trace_label[trace] = fmt::format("rank {}", ranks.front().first);
+        continue;
+      }
+      for (const auto& [rank, device] : ranks)  // several ranks in one trace: one per GPU
+        if (device) jobs.rank_of_device[{trace, *device}] = rank;
+    }
+    for (const auto& s : summaries)
+      if (!jobs.trace_label.count(s.trace_id)) jobs.trace_label[s.trace_id] = s.rank ? fmt::format("rank {}", *s.rank) : s.path;
+    if (!jobs.job_of_trace.empty()) return jobs;
+  }
+  std::map<std::pair<int64_t, std::string>, std::vector<const TraceSummary*>> by_identity;
+  for (const auto& s : summaries) {
+    jobs.job_of_trace[s.trace_id] = s.trace_id;
+    jobs.trace_label[s.trace_id] = s.rank ? fmt::format("rank {}", *s.rank) : s.path;
+    if (s.world_size && *s.world_size > 1)
+      by_identity[{*s.world_size, s.comm_backend.value_or("")}].push_back(&s);
+  }
+  for (const auto& [identity, members] : by_identity) {
+    std::set<int64_t> ranks;
+    bool distinct = true;
+    for (const auto* s : members) distinct = distinct && s->rank && ranks.insert(*s->rank).second;
+    if (!distinct || members.size() < 2) continue;
+    for (const auto* s : members) jobs.job_of_trace[s->trace_id] = members.front()->trace_id;
+  }
+  return jobs;
 }
 
 }  // namespace
@@ -339,7 +388,8 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
     if (!hidden) result.findings.push_back(std::move(f));
   }
   result.below_threshold = std::move(sink.checks);
-  rank_findings(result.findings, wall, {}, &result.below_threshold);
+  JobMap jobs = job_of_traces(store, result.summaries);
+  rank_findings(result.findings, wall, {}, &result.below_threshold, &jobs);
   std::stable_sort(result.below_threshold.begin(), result.below_threshold.end(),
                    [](const BelowThreshold& a, const BelowThreshold& b) {
                      return std::make_tuple(a.id, a.scope.trace_id.value_or(-1), a.scope.device_id.value_or(-1)) <

@@ -53,6 +53,22 @@ inline std::vector<Interval> intersect_intervals(const std::vector<Interval>& a,
   return out;
 }
 
+// The parts of sorted, disjoint `a` outside sorted, disjoint `b`; a single linear merge.
+inline std::vector<Interval> subtract_intervals(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::vector<Interval> out;
+  size_t j = 0;
+  for (const auto& x : a) {
+    int64_t t = x.start;
+    while (j < b.size() && b[j].end <= t) ++j;
+    for (size_t k = j; k < b.size() && b[k].start < x.end; ++k) {
+      if (b[k].start > t) out.push_back({t, b[k].start});
+      t = std::max(t, b[k].end);
+    }
+    if (t < x.end) out.push_back({t, x.end});
+  }
+  return out;
+}
+
 // Length of a sorted, disjoint list inside [window.start, window.end).
 inline int64_t length_within(const std::vector<Interval>& disjoint, Interval window) {
   int64_t total = 0;

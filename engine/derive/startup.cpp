@@ -170,6 +170,29 @@ std::vector<SteadyState> find_startup(const TraceData& t) {
       if (std::max<int64_t>(0, c.start - prefix) > c.end - c.start) continue;
       take(c.end, c.cause, c.label, c.end - c.start);
     }
+    // A job that replays CUDA/HIP graphs it captured inside the window runs eagerly first (warm-up
+    // on a side stream, then the capture and the instantiation): until the first replay that is
+    // set-up by design, however long, and the replays are the steady state.
+    {
+      int64_t first_replay = INT64_MAX, replays = 0, capture = INT64_MAX;
+      for (const auto& a : t.apis) {
+        if (!host(a.pid) || a.start < window.start || a.start >= window.end) continue;
+        const std::string& name = t.text(a.name_id);
+        if (name.starts_with("cudaGraphLaunch") || name.starts_with("hipGraphLaunch") ||
+            name.starts_with("cuGraphLaunch")) {
+          ++replays;
+          first_replay = std::min(first_replay, a.start);
+        } else if (name.find("StreamBeginCapture") != std::string::npos ||
+                   name.find("GraphInstantiate") != std::string::npos) {
+          capture = std::min(capture, a.start);
+        }
+      }
+      if (replays >= 2 && capture < first_replay && first_replay > prefix)
+        take(first_replay, "graph_capture",
+             describe("graph capture before the first of " + std::to_string(replays) + " replays",
+                      first_replay - std::max(prefix, window.start)),
+             0);
+    }
     prefix = std::min(prefix, window.end);
     bool work_after = false;
     for (const auto& g : t.gpu)

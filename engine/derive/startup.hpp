@@ -17,7 +17,12 @@
 //   warmup_range         a user annotation or NVTX range whose name says warm-up ("warmup",
 //                        "warm_up", "warm-up", "warm up", any case);
 //   warmup_iteration     one of the first two iterations lasting >= 2 x the median iteration
-//                        (only with >= 3 iterations).
+//                        (only with >= 3 iterations);
+//   graph_capture        the host replays CUDA/HIP graphs (>= 2 *GraphLaunch calls) that it captured
+//                        or instantiated in the window before the first replay: start-up lasts
+//                        until the first replay (applied after the chain below, without its
+//                        contiguity test: eager warm-up, capture and instantiation precede the
+//                        replays by design).
 // The candidates chain in time order: one extends the prefix when the time between the prefix's
 // end and its start is no longer than the candidate itself (start-up is contiguous; a slow call
 // long after the job settled belongs to the steady state). When nothing of the device's GPU work

@@ -386,7 +386,10 @@ void compare_findings(const Side& base, const Side& cand, const std::vector<Find
     std::map<std::pair<std::string, std::string>, const Finding*> m;
     for (const auto& f : list) {
       if (f.diagnostic) continue;
-      m.emplace(std::make_pair(f.id, finding_scope(f, with_rank, with_device)), &f);
+      // A finding ranking merged across the ranks/GPUs of a job is compared per rank/GPU, so a
+      // problem that left one GPU of two still shows as gone there.
+      if (f.instances.empty()) m.emplace(std::make_pair(f.id, finding_scope(f, with_rank, with_device)), &f);
+      for (const auto& in : f.instances) m.emplace(std::make_pair(in.id, finding_scope(in, with_rank, with_device)), &in);
     }
     return m;
   };

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <sstream>
 
 #include "engine/analysis/detector.hpp"
@@ -27,11 +28,19 @@ int problem_count(const AnalysisResult& r) {
   return n;
 }
 
+std::string evidence_value(const nlohmann::ordered_json& v);
+
 std::string scope_text(const Finding& f, const AnalysisResult& r) {
   std::vector<std::string> parts;
   if (r.summaries.size() > 1 && f.scope.trace_id) {
     for (const auto& s : r.summaries)
       if (s.trace_id == *f.scope.trace_id) parts.push_back(s.path);
+  }
+  if (!f.instances.empty() && f.evidence.contains("where") && f.evidence["where"].is_array()) {
+    // One finding for the same problem on several ranks/GPUs of a job: name them all.
+    std::string where;
+    for (const auto& w : f.evidence["where"]) where += (where.empty() ? "" : ", ") + evidence_value(w);
+    parts.push_back(fmt::format("{} of one job: {}", f.instances.size(), where));
   }
   if (f.scope.rank) parts.push_back(fmt::format("rank {}", *f.scope.rank));
   if (f.scope.device_id && *f.scope.device_id >= 0) parts.push_back(fmt::format("GPU {}", *f.scope.device_id));
@@ -138,6 +147,25 @@ json finding_json(const Finding& f) {
   j["scope"] = scope_json(f.scope);
   j["evidence"] = f.evidence;
   j["source"] = f.source;
+  if (!f.instances.empty()) {
+    // The per-rank/per-GPU findings this one merges, each as the detector reported it (after overlaps).
+    json instances = json::array();
+    for (const auto& in : f.instances) {
+      json ij;
+      ij["scope"] = scope_json(in.scope);
+      ij["problem"] = in.problem;
+      ij["estimated_savings_ns"] = in.estimated_savings_ns;
+      ij["savings_share"] = in.savings_share;
+      ij["gross_savings_ns"] = in.gross_savings_ns;
+      json io = json::array();
+      for (const auto& o : in.overlaps) io.push_back({{"id", o.id}, {"rank", o.rank}, {"shared_ns", o.shared_ns}});
+      ij["overlaps"] = io;
+      ij["confidence"] = in.confidence;
+      ij["evidence"] = in.evidence;
+      instances.push_back(ij);
+    }
+    j["instances"] = instances;
+  }
   return j;
 }
 
@@ -350,14 +378,31 @@ std::string render_findings_sarif(const AnalysisResult& r) {
   for (const auto& f : r.findings) {
     std::string level = f.diagnostic ? "note" : f.effective_severity == Severity::high ? "error"
                                               : f.effective_severity == Severity::medium ? "warning" : "note";
-    std::string uri;
-    for (const auto& s : r.summaries)
-      if (f.scope.trace_id && s.trace_id == *f.scope.trace_id) uri = s.path;
+    // A finding merged from several ranks/GPUs points at every trace it covers.
+    std::vector<std::string> uris;
+    std::vector<const Finding*> parts;
+    if (f.instances.empty()) parts.push_back(&f);
+    for (const auto& in : f.instances) parts.push_back(&in);
+    for (const Finding* p : parts)
+      for (const auto& s : r.summaries)
+        if (p->scope.trace_id && s.trace_id == *p->scope.trace_id &&
+            std::find(uris.begin(), uris.end(), s.path) == uris.end())
+          uris.push_back(s.path);
     json result = {{"ruleId", f.id}, {"ruleIndex", rule_index[f.id]}, {"level", level},
                    {"message", {{"text", f.problem + " " + f.recommendation}}},
                    {"properties", {{"estimated_savings_ns", f.estimated_savings_ns}, {"savings_share", f.savings_share},
                                    {"confidence", f.confidence}, {"evidence", f.evidence}}}};
-    if (!uri.empty()) result["locations"] = json::array({{{"physicalLocation", {{"artifactLocation", {{"uri", uri}}}}}}});
+    if (!f.instances.empty()) {
+      json instances = json::array();
+      for (const auto& in : f.instances)
+        instances.push_back({{"scope", scope_json(in.scope)}, {"estimated_savings_ns", in.estimated_savings_ns}});
+      result["properties"]["instances"] = instances;
+    }
+    if (!uris.empty()) {
+      json locations = json::array();
+      for (const auto& uri : uris) locations.push_back({{"physicalLocation", {{"artifactLocation", {{"uri", uri}}}}}});
+      result["locations"] = locations;
+    }
     results.push_back(result);
   }
   // SARIF 2.1.0 §3.27.9: a result of kind "pass" says the check ran and found nothing to report;

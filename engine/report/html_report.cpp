@@ -593,18 +593,24 @@ Evidence resolve_evidence(SQLite::Database& db, const Finding& f, const std::map
       for (const auto& x : v)
         if (x.is_number_integer()) cited.push_back({table, x.get<int64_t>()});
   };
-  for (const auto& [key, value] : f.evidence.items())
-    if (auto table = table_of_key(key)) add_ids(*table, value);
-  for (const auto& [claim, ns] : f.claims) {
-    size_t colon = claim.find(':');
-    if (colon == std::string::npos) continue;
-    std::string table = claim.substr(0, colon), id = claim.substr(colon + 1);
-    if (table != "kernel" && table != "memcpy" && table != "memset" && table != "api_call" && table != "range") continue;
-    if (id.empty() || !std::all_of(id.begin(), id.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-      continue;
-    try {
-      cited.push_back({table, std::stoll(id)});
-    } catch (...) {
+  // A finding merged across the ranks/GPUs of a job cites its instances' rows.
+  std::vector<const Finding*> sources{&f};
+  for (const auto& in : f.instances) sources.push_back(&in);
+  for (const Finding* src : sources)
+    for (const auto& [key, value] : src->evidence.items())
+      if (auto table = table_of_key(key)) add_ids(*table, value);
+  for (const Finding* src : sources) {
+    for (const auto& [claim, ns] : src->claims) {
+      size_t colon = claim.find(':');
+      if (colon == std::string::npos) continue;
+      std::string table = claim.substr(0, colon), id = claim.substr(colon + 1);
+      if (table != "kernel" && table != "memcpy" && table != "memset" && table != "api_call" && table != "range") continue;
+      if (id.empty() || !std::all_of(id.begin(), id.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+        continue;
+      try {
+        cited.push_back({table, std::stoll(id)});
+      } catch (...) {
+      }
     }
   }
   Evidence ev;

@@ -167,6 +167,9 @@ DDL = {
     maxBlockDimZ INTEGER, maxGridDimX INTEGER, maxGridDimY INTEGER, maxGridDimZ INTEGER, computeMajor INTEGER,
     computeMinor INTEGER, smMajor INTEGER, smMinor INTEGER
 )""",
+    "TARGET_INFO_CUDA_DEVICE": """CREATE TABLE TARGET_INFO_CUDA_DEVICE (
+    gpuId INTEGER, cudaId INTEGER, pid INTEGER, uuid TEXT, numMultiprocessors INTEGER
+)""",
     "TARGET_INFO_CUDA_STREAM": """CREATE TABLE TARGET_INFO_CUDA_STREAM (
     streamId                    INTEGER   NOT NULL,                    -- Stream ID.
     hwId                        INTEGER   NOT NULL,                    -- Hardware ID.
@@ -333,6 +336,8 @@ class NsysWriter:
         gid = self.grid_id[sim.rank]
         local_mem = 0xEF00000 + 0x100000 * (sim.rank % 4)
         emit = self.nvtx_on
+        # CUDA_VISIBLE_DEVICES per process: each process calls the one GPU it sees device 0.
+        per_process = getattr(self.cfg, "per_process_ids", False)
         for r in recs:
             k = r[0]
             if k == OP:
@@ -349,6 +354,7 @@ class NsysWriter:
                 rt.append((s, e, 0, gpid | tid, corr, rt_ids[code], 0, None))
             elif k == KER:
                 _, dev, st, s, e, corr, ext, ks = r
+                dev = 0 if per_process else dev
                 dn, sn, mn = self._kids(ks)
                 gx, gy, gz = ks.grid
                 bx, by, bz = ks.block
@@ -359,14 +365,17 @@ class NsysWriter:
                              None, 0, None, None, None, None, 0, 0, 0, 0, 0, 0, None, "[]"))
             elif k == CPY:
                 _, dev, st, s, e, corr, ext, kind, nb = r
+                dev = 0 if per_process else dev
                 _, ck, sk, dk = CPY_KINDS[kind]
                 cpy.append((s, e, dev, ctx, 0, st, corr, gpid, nb, ck, None, sk, dk,
                             None, None, None, None, None, None, None, 1))
             elif k == SET:
                 _, dev, st, s, e, corr, ext, nb = r
+                dev = 0 if per_process else dev
                 mset.append((s, e, dev, ctx, 0, st, corr, gpid, 0, nb, None, 2))
             elif k == SYNC:
                 _, dev, st, s, e, corr, stype = r
+                dev = 0 if per_process else dev
                 sync.append((s, e, dev, ctx, None, st, corr, gpid, None, stype, INVALID, 0))
             elif k == NVTX:
                 _, tid, s, e, text = r
@@ -413,6 +422,11 @@ class NsysWriter:
                          32 if gpu.cc >= (8, 0) else 16, 1024, 1024, 1024, 64, 2147483647, 65535, 65535,
                          gpu.cc[0], gpu.cc[1], gpu.cc[0], gpu.cc[1]))
         db.executemany("INSERT INTO TARGET_INFO_GPU VALUES (%s)" % ",".join("?" * 41), rows)
+        if getattr(cfg, "per_process_ids", False):
+            # One row per (GPU, process) as nsys 2026.1 writes it: the process's CUDA id of the GPU.
+            self._table("TARGET_INFO_CUDA_DEVICE")
+            db.executemany("INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES (?,?,?,?,?)",
+                           [(s.rank, 0, s.pid, rows[s.rank][11], gpu.sms) for s in self.sims])
         self._table("TARGET_INFO_CUDA_STREAM")
         srows = []
         for s in self.sims:

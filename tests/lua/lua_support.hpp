@@ -36,10 +36,14 @@ inline AnalysisResult run_rules(Store& store, std::vector<lua::RuleFile> files, 
   return run_analysis(store, ao);
 }
 
+// Findings of `id` as reported, one per rank/GPU (a job finding merged by ranking gives its instances).
 inline std::vector<Finding> with_id(const AnalysisResult& r, const std::string& id) {
   std::vector<Finding> out;
-  for (const auto& f : r.findings)
-    if (f.id == id) out.push_back(f);
+  for (const auto& f : r.findings) {
+    if (f.id != id) continue;
+    if (f.instances.empty()) out.push_back(f);
+    for (const auto& in : f.instances) out.push_back(in);
+  }
   return out;
 }
 

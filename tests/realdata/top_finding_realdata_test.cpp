@@ -10,7 +10,7 @@
 //     one, so any change of a file's verdict fails here and is reviewed.
 //     PROFLINT_UPDATE_GOLDENS=1 rewrites the pinned column.
 //   * AgreementWithTheExpertDoesNotDrop: over the pinned column, how often the top finding agrees
-//     with the expert, overall and on the files with a real problem (target 90%; floors at today's level). A "-" file
+//     with the expert, overall and on the files with a real problem (at least 90% on both; floors at today's level). A "-" file
 //     agrees when proflint's top finding claims less than 5% of the steady-state window (or there
 //     is none): a small note on a healthy capture does not mislead.
 #include <gtest/gtest.h>
@@ -134,11 +134,13 @@ TEST(TopFindingTable, AgreementWithTheExpertDoesNotDrop) {
     problems_agree += real_problem && ok;
     if (!ok) misses += "\n  " + r.file + ": expected " + r.expected + ", proflint says " + r.pinned;
   }
-  // Issue 21 asks for 90% on both counts. Measured now: 35 of 41 files and 18 of 21 problem files
-  // (the misses print below); these floors stop any slide back while the rest is worked on, and
-  // move up to 90% as the misses are fixed.
-  EXPECT_GE(agree, 35) << agree << " of " << rows.size() << misses;
-  EXPECT_GE(problems_agree, 18) << problems_agree << " of " << problems << " problem files" << misses;
+  // Issue 21 asks for 90% on both counts. Measured now: 38 of 41 files (92.7%) and 19 of 21 problem
+  // files (90.5%); the misses print below (hta_alexnet_a100_inference, nsys2020_cudf-groupby,
+  // nsys2022_saxpy_mpi_all_tables). The floors are today's level, at or above 90% on both counts.
+  EXPECT_GE(agree, 38) << agree << " of " << rows.size() << misses;
+  EXPECT_GE(problems_agree, 19) << problems_agree << " of " << problems << " problem files" << misses;
+  EXPECT_GE(10 * agree, 9 * static_cast<int>(rows.size())) << "below 90% of the files" << misses;
+  EXPECT_GE(10 * problems_agree, 9 * problems) << "below 90% of the problem files" << misses;
   std::printf("top finding agrees with the expert on %d of %zu files, %d of %d files with a real problem%s\n", agree,
               rows.size(), problems_agree, problems, misses.c_str());
 }

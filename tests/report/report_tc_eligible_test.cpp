@@ -187,6 +187,20 @@ TEST(TcEligibleCountedOnce, ConvolutionChainIsOneEligibleOpWithTheSubtreeTime) {
     EXPECT_EQ(int_cell(row[column_index(groups, "No. Node Ops Using TC")]), 0);
   }
   EXPECT_TRUE(found) << "no /MyBlock group node";
+  // The eligible op is a group node itself and counts on its own row (it counted only on the rows
+  // above it before); the eligible types nested inside it are part of it and count nowhere.
+  std::map<std::string, int64_t> eligible_on;
+  for (const auto& row : groups.rows)
+    eligible_on[text_cell(row[0])] = int_cell(row[column_index(groups, "No. TC Eligibility Ops")]);
+  ASSERT_TRUE(eligible_on.count("/MyBlock/aten::conv2d")) << "no aten::conv2d group node";
+  EXPECT_EQ(eligible_on.at("/MyBlock/aten::conv2d"), 1);
+  int inner_rows = 0;
+  for (const auto& [name, n] : eligible_on)
+    if (name.ends_with("aten::convolution") || name.ends_with("aten::_convolution")) {
+      ++inner_rows;
+      EXPECT_EQ(n, 0) << name;
+    }
+  EXPECT_EQ(inner_rows, 2);
 }
 
 // Real profiles: the three views agree with each other and with figures computed by hand from the

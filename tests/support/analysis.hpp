@@ -19,10 +19,15 @@ inline AnalysisResult analyze_with(const std::string& path, const std::string& i
   return run_analysis(store, ao);
 }
 
+// The findings of detector `id` as it reported them, one per rank/GPU: a finding that ranking
+// merged across the ranks/GPUs of a job is replaced by its instances (each after overlaps).
 inline std::vector<Finding> findings_of(const AnalysisResult& r, const std::string& id) {
   std::vector<Finding> out;
-  for (const auto& f : r.findings)
-    if (f.id == id) out.push_back(f);
+  for (const auto& f : r.findings) {
+    if (f.id != id) continue;
+    if (f.instances.empty()) out.push_back(f);
+    for (const auto& in : f.instances) out.push_back(in);
+  }
   return out;
 }
 

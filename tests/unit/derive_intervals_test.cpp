@@ -89,3 +89,14 @@ TEST(DeriveIntervals, PrioritySweepSumsExactlyOverManyRandomWindows) {
 
 }  // namespace
 }  // namespace proflint
+
+namespace proflint {
+TEST(Intervals, SubtractLeavesThePartsOutside) {
+  std::vector<Interval> a = {{0, 10}, {20, 30}, {40, 50}};
+  std::vector<Interval> b = {{5, 22}, {25, 26}, {45, 60}};
+  std::vector<Interval> want = {{0, 5}, {22, 25}, {26, 30}, {40, 45}};
+  EXPECT_EQ(subtract_intervals(a, b), want);
+  EXPECT_EQ(subtract_intervals(a, {}), a);
+  EXPECT_TRUE(subtract_intervals({}, b).empty());
+}
+}  // namespace proflint

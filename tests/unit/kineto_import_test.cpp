@@ -230,6 +230,29 @@ TEST_F(KinetoImport, LegacyBareArray) {
   EXPECT_EQ(column("SELECT tid || '=' || name FROM thread"), "4093687616=thread 0 (python)");
 }
 
+// PyTorch without Kineto (Debian's python3-torch 1.13, CPU only): the autograd profiler's own
+// Chrome export, as written by scripts/capture/ddp_gloo.py (lines cut from fixtures/captured/):
+// bare array, no "cat", pid "CPU functions", µs from the profiler start, gloo collectives on the
+// gloo worker threads.
+TEST_F(KinetoImport, AutogradProfilerWithoutKineto) {
+  ImportResult r = import("autograd.json", R"JSON([
+  {"name": "ProfilerStep#3", "ph": "X", "ts": 153021, "dur": 61215, "tid": 1, "pid": "CPU functions", "args": {}},
+  {"name": "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "ph": "X", "ts": 153036, "dur": 248, "tid": 1, "pid": "CPU functions", "args": {}},
+  {"name": "aten::addmm", "ph": "X", "ts": 153400, "dur": 95, "tid": 1, "pid": "CPU functions", "args": {}},
+  {"name": "c10d::allreduce_", "ph": "X", "ts": 190608, "dur": 259, "tid": 1, "pid": "CPU functions", "args": {}},
+  {"name": "gloo:all_reduce", "ph": "X", "ts": 190639, "dur": 23196, "tid": 3, "pid": "CPU functions", "args": {}}
+])JSON");
+  EXPECT_EQ(r.issues, 0);
+  EXPECT_EQ(text("SELECT framework || ' ' || clock FROM trace"), "pytorch monotonic");
+  // The step, optimizer and DataLoader markers are annotations, everything else is an op.
+  EXPECT_EQ(column("SELECT kind || ':' || name FROM range ORDER BY start_ns"),
+            "user_annotation:ProfilerStep#3|user_annotation:enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__|"
+            "cpu_op:aten::addmm|cpu_op:c10d::allreduce_|cpu_op:gloo:all_reduce");
+  EXPECT_EQ(text("SELECT pid || '/' || tid || ' ' || start_ns || ' ' || dur_ns FROM range WHERE name = 'gloo:all_reduce'"),
+            "0/3 190639000 23196000");
+  EXPECT_EQ(column("SELECT pid || '/' || tid FROM thread ORDER BY tid"), "0/1|0/3");
+}
+
 TEST_F(KinetoImport, ComputePropertiesUseMajorMinorAndMultiProcessorCount) {
   import("cp.json", R"({"schemaVersion": 1, "computeProperties": [
       {"id": 0, "name": "Tesla V100-DGXS-32GB", "totalGlobalMem": 34084028416, "major": 7, "minor": 0, "multiProcessorCount": 80}],

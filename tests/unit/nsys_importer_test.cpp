@@ -621,4 +621,76 @@ TEST_F(NsysImport, LeavesTheExportAndItsFolderUntouched) {
 }
 
 }  // namespace
+
+// Issue 16: two processes of one export that each call their own GPU "device 0"
+// (CUDA_VISIBLE_DEVICES per process). The export says which physical GPU each process's id is;
+// the store must keep the two GPUs apart instead of merging their work into one device 0.
+namespace {
+std::string two_processes_on_device_0(const std::string& gpu_tables) {
+  std::ostringstream s;
+  s << "CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);"
+       "INSERT INTO StringIds VALUES (1, 'gemm_kernel'), (2, 'python3');"
+    << "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId, globalPid,"
+       " demangledName, shortName);"
+    << "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES"
+       " (1000, 2000, 0, 1, 7, 10, " << gpid(111) << ", 1, 1),"
+       " (3000, 4000, 0, 1, 7, 11, " << gpid(111) << ", 1, 1),"
+       " (1500, 2500, 0, 2, 7, 10, " << gpid(112) << ", 1, 1);"
+    << "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, globalPid,"
+       " bytes, copyKind, srcKind, dstKind);"
+    << "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (5000, 6000, 0, 2, 7, 12, " << gpid(112) << ", 4096, 1, 1, 2);"
+    << "CREATE TABLE PROCESSES (globalPid, pid, name);"
+    << "INSERT INTO PROCESSES VALUES (" << gpid(111) << ", 111, 'python3'), (" << gpid(112) << ", 112, 'python3');"
+    << gpu_tables;
+  return s.str();
+}
+}  // namespace
+
+TEST_F(NsysImport, ProcessesCallingDifferentGpusDevice0AreMappedToThePhysicalGpus) {
+  std::ostringstream gpus;
+  gpus << "CREATE TABLE TARGET_INFO_GPU (" << kGpu2022 << ");"
+       << "INSERT INTO TARGET_INFO_GPU (vmId, id, name, busLocation, uuid, cuDevice, smCount, computeMajor, computeMinor)"
+          " VALUES (" << kVm << ", 0, 'NVIDIA H100', '0000:18:00.0', 'GPU-aaaa', 0, 132, 9, 0),"
+          " (" << kVm << ", 1, 'NVIDIA H100', '0000:2a:00.0', 'GPU-bbbb', 1, 132, 9, 0);"
+       // nsys 2026.1: one row per (GPU, process); both processes call their GPU CUDA device 0.
+       << "CREATE TABLE TARGET_INFO_CUDA_DEVICE (gpuId, cudaId, pid, uuid, numMultiprocessors);"
+       << "INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES (0, 0, 111, 'GPU-aaaa', 132), (1, 0, 112, 'GPU-bbbb', 132);";
+  import(make_db("per_process.sqlite", two_processes_on_device_0(gpus.str())));
+  EXPECT_EQ(rows("SELECT device_id, name, sm_count FROM device ORDER BY 1"),
+            (std::vector<std::string>{"0|NVIDIA H100|132", "1|NVIDIA H100|132"}));
+  EXPECT_EQ(rows("SELECT pid, device_id, count(*) FROM kernel GROUP BY 1, 2 ORDER BY 1"),
+            (std::vector<std::string>{"111|0|2", "112|1|1"}));
+  EXPECT_EQ(rows("SELECT pid, device_id FROM memcpy"), (std::vector<std::string>{"112|1"}));
+  // Mapped, nothing lost: no import issue (the two GPUs are simply two devices).
+  EXPECT_EQ(one("SELECT count(*) FROM import_issue"), "0");
+}
+
+TEST_F(NsysImport, Schema2020MapsProcessDevicesByPciBusId) {
+  std::ostringstream gpus;
+  gpus << "CREATE TABLE TARGET_INFO_GPU (vmId, deviceId, name, busLocation, isDiscrete);"
+       << "INSERT INTO TARGET_INFO_GPU VALUES (" << kVm << ", 0, 'Quadro RTX 8000', '0000:15:00.0', 1),"
+          " (" << kVm << ", 1, 'Quadro RTX 8000', '0000:2D:00.0', 1);"
+       << "CREATE TABLE TARGET_INFO_CUDA_GPU (vmId, name, pciBusId, numMultiprocessors, computeCapabilityMajor,"
+          " computeCapabilityMinor, deviceId, pid);"
+       << "INSERT INTO TARGET_INFO_CUDA_GPU VALUES (" << kVm << ", 'Quadro RTX 8000', '0000:15:00.0', 72, 7, 5, 0, 111),"
+          " (" << kVm << ", 'Quadro RTX 8000', '0000:2D:00.0', 72, 7, 5, 0, 112);";
+  import(make_db("per_process_2020.sqlite", two_processes_on_device_0(gpus.str())));
+  EXPECT_EQ(rows("SELECT device_id, compute_major, sm_count FROM device ORDER BY 1"),
+            (std::vector<std::string>{"0|7|72", "1|7|72"}));
+  EXPECT_EQ(rows("SELECT pid, device_id, count(*) FROM kernel GROUP BY 1, 2 ORDER BY 1"),
+            (std::vector<std::string>{"111|0|2", "112|1|1"}));
+  EXPECT_EQ(issue_count("device_shared_by_processes"), 0);
+}
+
+// Without a per-process GPU identity two processes on device 0 may share one GPU: they stay one
+// device, and an import issue says so rather than staying silent.
+TEST_F(NsysImport, ProcessesSharingADeviceIdWithoutGpuIdentityAreNamedInAnIssue) {
+  import(make_db("shared.sqlite", two_processes_on_device_0("")));
+  EXPECT_EQ(rows("SELECT pid, device_id, count(*) FROM kernel GROUP BY 1, 2 ORDER BY 1"),
+            (std::vector<std::string>{"111|0|2", "112|0|1"}));
+  EXPECT_EQ(issue_count("device_shared_by_processes"), 1);
+  EXPECT_NE(one("SELECT example FROM import_issue WHERE kind = 'device_shared_by_processes'").find("processes 111, 112"),
+            std::string::npos);
+}
+
 }  // namespace proflint

@@ -155,3 +155,52 @@ TEST(Ranking, DiagnosticsIgnoreClaimsAndThresholds) {
   EXPECT_EQ(v[0].estimated_savings_ns, 50);
   EXPECT_TRUE(below.empty());
 }
+
+// Generic idle-time findings (gpu-underutilized, gpu-idle-gaps) give way to the finding that
+// names the cause of the same idle gap, even when their own estimate is larger: the concrete one
+// is visited first and keeps its claim; the generic one keeps what nothing else explains.
+TEST(Ranking, GenericFindingGivesTheSharedIdleTimeToTheConcreteCause) {
+  Finding idle = make("gpu-idle-gaps", 400);
+  idle.generic = true;
+  idle.claims = {{"gpu-idle:t1:d0:100", 300}, {"gpu-idle:t1:d0:200", 100}};
+  Finding sync = make("host-sync", 250);
+  sync.claims = {{"gpu-idle:t1:d0:100", 250}};
+  std::vector<Finding> v = {idle, sync};
+  rank_findings(v, {{1, 1000}});
+  ASSERT_EQ(v.size(), 2u);
+  // host-sync keeps its whole 250; gpu-idle-gaps loses the 250 it claimed on the same gap and
+  // ranks on the 150 left (50 of that gap + the 100 of the other gap).
+  EXPECT_EQ(v[0].id, "host-sync");
+  EXPECT_EQ(v[0].estimated_savings_ns, 250);
+  EXPECT_TRUE(v[0].overlaps.empty());
+  EXPECT_EQ(v[1].id, "gpu-idle-gaps");
+  EXPECT_EQ(v[1].gross_savings_ns, 400);
+  EXPECT_EQ(v[1].estimated_savings_ns, 150);
+  ASSERT_EQ(v[1].overlaps.size(), 1u);
+  EXPECT_EQ(v[1].overlaps[0].id, "host-sync");
+  EXPECT_EQ(v[1].overlaps[0].rank, 1u);
+  EXPECT_EQ(v[1].overlaps[0].shared_ns, 250);
+  // Without the generic mark the larger finding keeps the gap (the rule for equals).
+  Finding plain = idle;
+  plain.generic = false;
+  std::vector<Finding> w = {plain, sync};
+  rank_findings(w, {{1, 1000}});
+  EXPECT_EQ(w[0].id, "gpu-idle-gaps");
+  EXPECT_EQ(w[0].estimated_savings_ns, 400);
+  EXPECT_EQ(w[1].estimated_savings_ns, 0);
+}
+
+// A generic finding whose idle time is mostly unexplained still leads: only the shared part moves.
+TEST(Ranking, GenericFindingWithMostlyUnexplainedIdleStillLeads) {
+  Finding under = make("gpu-underutilized", 600);
+  under.generic = true;
+  under.claims = {{"gpu-idle:t1:d0:100", 50}, {"gpu-idle:t1:d0:end", 550}};
+  Finding churn = make("allocation-churn", 80);
+  churn.claims = {{"gpu-idle:t1:d0:100", 80}};
+  std::vector<Finding> v = {churn, under};
+  rank_findings(v, {{1, 1000}});
+  EXPECT_EQ(v[0].id, "gpu-underutilized");
+  EXPECT_EQ(v[0].estimated_savings_ns, 550);  // 600 - min(50, 80)
+  EXPECT_EQ(v[1].id, "allocation-churn");
+  EXPECT_EQ(v[1].estimated_savings_ns, 80);
+}

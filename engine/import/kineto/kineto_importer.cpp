@@ -37,6 +37,10 @@ static_assert(kineto::kEventPadding >= kineto::kParserPadding, "scanner padding 
 // Kineto's epoch timestamps are ~1.6e15 µs; monotonic clocks (TraceLens, H100 traces with
 // baseTimeNanoseconds) are far below 1e15 µs.
 constexpr int64_t kEpochThresholdNs = 1'000'000'000'000'000'000;
+// The autograd profiler's Chrome export (PyTorch without Kineto) names its only host process so;
+// its events get this pid (the export records no OS pid).
+constexpr std::string_view kAutogradCpuProcess = "CPU functions";
+constexpr int64_t kAutogradCpuPid = 0;
 
 struct PairHash {
   size_t operator()(const std::pair<int64_t, int64_t>& p) const noexcept {
@@ -295,6 +299,11 @@ class KinetoSink final : public kineto::ScanHandler {
   // ---- 'X' events ----
   void complete_event(uint64_t offset) {
     Category c = ev_.has_cat ? kineto::classify_category(ev_.cat) : Category::unknown;
+    // PyTorch built without Kineto (e.g. Debian's python3-torch) exports the autograd profiler's
+    // own Chrome trace: no "cat", every CPU event under the process "CPU functions", small integer
+    // thread ids, µs relative to the profiler start. Those events are CPU ops.
+    const bool autograd_cpu = !ev_.has_cat && ev_.pid.text == kAutogradCpuProcess;
+    if (autograd_cpu) c = Category::cpu_op;
     if (c == Category::ignored) {
       ++usable_;
       return;
@@ -391,14 +400,15 @@ class KinetoSink final : public kineto::ScanHandler {
       case Category::other_range: {
         if (!interval(offset, start, dur)) return;
         RangeRow& r = range_;
-        r.pid = ev_.pid.number;
+        r.pid = autograd_cpu ? opt_i64{kAutogradCpuPid} : ev_.pid.number;
         r.tid = ev_.tid.number;
         r.start_ns = start;
         r.dur_ns = dur;
         r.name = ev_.name;
         r.device_id = std::nullopt;
         if (c == Category::cpu_op) saw_cpu_op_ = true;
-        if (c == Category::cpu_op && !(ev_.cat == "Operator" && kineto::is_legacy_annotation(ev_.name))) {
+        const bool legacy_op = ev_.cat == "Operator" || autograd_cpu;
+        if (c == Category::cpu_op && !(legacy_op && kineto::is_legacy_annotation(ev_.name))) {
           r.kind.assign("cpu_op");
         } else if (c == Category::cpu_op) {
           r.kind.assign("user_annotation");

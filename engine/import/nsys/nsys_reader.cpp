@@ -2,6 +2,7 @@
 #include "engine/import/nsys/nsys_reader.hpp"
 
 #include <time.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -273,6 +274,7 @@ void ExportReader::note_activity(const opt_i64& device, const opt_i64& stream, c
   last = {device, stream, pid, context, true};
   if (!device) return;
   devices_seen_.insert(*device);
+  if (pid) pids_of_device_[*device].insert(*pid);
   if (stream) streams_seen_.emplace(*device, *stream);
   if (pid && context) context_device_.emplace(std::pair(*pid, *context), *device);
 }
@@ -311,19 +313,50 @@ void ExportReader::read_enums() {
   memory_ops_.use_file_enum(read_enum("ENUM_CUDA_DEV_MEM_EVENT_OPER"));
 }
 
+namespace {
+
+// True when the per-process rows give one CUDA id to two different GPUs.
+bool cuda_ids_clash(const std::vector<ProcessDevice>& rows) {
+  std::map<int64_t, std::set<int64_t>> gpus_of_cuda_id;
+  for (const auto& p : rows) gpus_of_cuda_id[p.cuda_id].insert(p.gpu);
+  for (const auto& [cuda_id, gpus] : gpus_of_cuda_id)
+    if (gpus.size() > 1) return true;
+  return false;
+}
+
+}  // namespace
+
+void ExportReader::map_process_devices(const std::vector<ProcessDevice>& rows) {
+  // No import issue: nothing is lost or approximated, the ids just become the physical GPUs'.
+  for (const auto& p : rows) device_of_process_[{p.pid, p.cuda_id}] = p.gpu;
+}
+
+opt_i64 ExportReader::map_device(const opt_i64& pid, const opt_i64& device) const {
+  if (!device || !pid || device_of_process_.empty()) return device;
+  auto it = device_of_process_.find({*pid, *device});
+  return it != device_of_process_.end() ? opt_i64(it->second) : device;
+}
+
 void ExportReader::read_gpu_tables() {
-  // TARGET_INFO_CUDA_DEVICE (2026.1) maps nsys GPU ids to CUDA device ids.
+  // TARGET_INFO_CUDA_DEVICE (2026.1) maps nsys GPU ids to CUDA device ids, one row per (GPU,
+  // process): each process numbers the GPUs it sees from 0, so with CUDA_VISIBLE_DEVICES set per
+  // process two processes can both call a different GPU "device 0".
   std::map<int64_t, int64_t> cuda_id_of_gpu;
-  std::map<int64_t, int64_t> sm_count_of_cuda_id;
+  std::map<int64_t, int64_t> sm_count_of_cuda_id, sm_count_of_gpu;
+  std::vector<ProcessDevice> per_process;
   if (file_.has_table("TARGET_INFO_CUDA_DEVICE")) {
-    Rows rows(file_, "TARGET_INFO_CUDA_DEVICE", {"gpuId", "cudaId", "numMultiprocessors"});
+    Rows rows(file_, "TARGET_INFO_CUDA_DEVICE", {"gpuId", "cudaId", "numMultiprocessors", "pid"});
     while (rows.next()) {
       if (rows.null(1)) continue;
       if (!rows.null(0)) cuda_id_of_gpu.emplace(rows.i64(0), rows.i64(1));
       if (!rows.null(2)) sm_count_of_cuda_id.emplace(rows.i64(1), rows.i64(2));
+      if (!rows.null(0) && !rows.null(2)) sm_count_of_gpu.emplace(rows.i64(0), rows.i64(2));
+      if (!rows.null(0) && !rows.null(3))
+        per_process.push_back({rows.i64(3), rows.i64(1), rows.i64(0)});
     }
   }
 
+  std::map<std::string, int64_t> device_of_bus;  // 2020.3: busLocation -> TARGET_INFO_GPU.deviceId
   auto columns = file_.columns("TARGET_INFO_GPU");
   if (has_column(columns, "id")) {
     // 2022+: one row per GPU of the machine, used or not.
@@ -350,38 +383,68 @@ void ExportReader::read_gpu_tables() {
     for (const auto& g : gpus)
       if (g.cu_device) cu_devices.insert(*g.cu_device);
     bool cu_device_usable = cu_devices.size() == gpus.size();
+    // When processes give one CUDA id to different GPUs, the store numbers GPUs physically (cuDevice
+    // when it tells them apart, else the nsys GPU id) and maps each process's ids (map_device).
+    bool clash = cuda_ids_clash(per_process);
     for (auto& g : gpus) {
       int64_t device_id = g.id;
-      if (auto it = cuda_id_of_gpu.find(g.id); it != cuda_id_of_gpu.end()) device_id = it->second;
+      if (clash) device_id = cu_device_usable ? *g.cu_device : g.id;
+      else if (auto it = cuda_id_of_gpu.find(g.id); it != cuda_id_of_gpu.end()) device_id = it->second;
       else if (cu_device_usable) device_id = *g.cu_device;
+      if (clash && !g.row.sm_count)
+        if (auto it = sm_count_of_gpu.find(g.id); it != sm_count_of_gpu.end()) g.row.sm_count = it->second;
       g.row.device_id = device_id;
       gpu_to_device_[g.id] = device_id;
       devices_.insert_or_assign(device_id, g.row);
+    }
+    if (clash) {
+      for (auto& p : per_process)
+        if (auto it = gpu_to_device_.find(p.gpu); it != gpu_to_device_.end()) p.gpu = it->second;
+      map_process_devices(per_process);
     }
     has_gpu_table_ = !gpus.empty();
   } else if (has_column(columns, "deviceId")) {
     // 2020.3: five columns (vmId, deviceId, name, busLocation, isDiscrete).
     std::string scratch;
-    Rows rows(file_, "TARGET_INFO_GPU", {"deviceId", "name"});
+    Rows rows(file_, "TARGET_INFO_GPU", {"deviceId", "name", "busLocation"});
     while (rows.next()) {
       if (rows.null(0)) continue;
       DeviceRow d;
       d.device_id = rows.i64(0);
       if (!rows.null(1)) d.name = std::string(utf8_text(rows.text(1), scratch));
+      if (!rows.null(2)) device_of_bus[std::string(utf8_text(rows.text(2), scratch))] = d.device_id;
       devices_.insert_or_assign(d.device_id, d);
       has_gpu_table_ = true;
     }
   }
+  if (file_.has_table("TARGET_INFO_CUDA_GPU") && !device_of_bus.empty()) {
+    // 2020.3: each process's CUDA device with its PCI bus id; the bus names the physical GPU
+    // (TARGET_INFO_GPU.busLocation). Exports that did not resolve the bus write <UNKNOWN_BUS_ID>.
+    std::vector<ProcessDevice> by_bus;
+    Rows rows(file_, "TARGET_INFO_CUDA_GPU", {"deviceId", "pid", "pciBusId"});
+    std::string scratch;
+    while (rows.next()) {
+      if (rows.null(0) || rows.null(1) || rows.null(2)) continue;
+      std::string bus(utf8_text(rows.text(2), scratch));
+      if (auto it = device_of_bus.find(bus); it != device_of_bus.end())
+        by_bus.push_back({rows.i64(1), rows.i64(0), it->second});
+    }
+    if (cuda_ids_clash(by_bus)) map_process_devices(by_bus);
+  }
+  // No TARGET_INFO_GPU to number the GPUs: the nsys GPU id is the device.
+  if (!has_column(columns, "id") && device_of_process_.empty() && cuda_ids_clash(per_process))
+    map_process_devices(per_process);
 
   if (file_.has_table("TARGET_INFO_CUDA_GPU")) {
     // 2020.3: the CUDA properties, one row per (device, process).
     std::string scratch;
     Rows rows(file_, "TARGET_INFO_CUDA_GPU", {"deviceId", "name", "computeCapabilityMajor", "computeCapabilityMinor",
-                                              "numMultiprocessors", "globalMemorySize"});
+                                              "numMultiprocessors", "globalMemorySize", "pid"});
     while (rows.next()) {
       if (rows.null(0)) continue;
-      DeviceRow& d = devices_[rows.i64(0)];
-      d.device_id = rows.i64(0);
+      int64_t device = *map_device(rows.opt(6), rows.i64(0));
+      DeviceRow& d = devices_[device];
+      d.device_id = device;
       if (!d.name && !rows.null(1)) d.name = std::string(utf8_text(rows.text(1), scratch));
       if (!d.compute_major) d.compute_major = rows.opt(2);
       if (!d.compute_minor) d.compute_minor = rows.opt(3);
@@ -393,6 +456,7 @@ void ExportReader::read_gpu_tables() {
   }
 
   for (const auto& [cuda_id, sm_count] : sm_count_of_cuda_id) {
+    if (!device_of_process_.empty()) break;  // CUDA ids are per process here: counts went by GPU above
     DeviceRow& d = devices_[cuda_id];
     d.device_id = cuda_id;
     if (!d.sm_count) d.sm_count = sm_count;
@@ -442,9 +506,9 @@ void ExportReader::read_kernels() {
     KernelRow k;
     k.start_ns = span->first;
     k.dur_ns = span->second;
-    k.device_id = rows.opt(kDevice);
     k.stream_id = rows.opt(kStream);
     if (!rows.null(kGlobalPid)) k.pid = pid_of_global_pid(rows.i64(kGlobalPid));
+    k.device_id = map_device(k.pid, rows.opt(kDevice));
     k.correlation_id = rows.opt(kCorrelation);
     opt_i64 name_id = rows.null(kDemangled) ? rows.opt(kShort) : rows.opt(kDemangled);
     if (name_id) {
@@ -491,9 +555,9 @@ void ExportReader::read_memcpys() {
     MemcpyRow m;
     m.start_ns = span->first;
     m.dur_ns = span->second;
-    m.device_id = rows.opt(kDevice);
     m.stream_id = rows.opt(kStream);
     if (!rows.null(kGlobalPid)) m.pid = pid_of_global_pid(rows.i64(kGlobalPid));
+    m.device_id = map_device(m.pid, rows.opt(kDevice));
     m.correlation_id = rows.opt(kCorrelation);
     m.bytes = bounded(rows, kBytes, kMaxTransferBytes, "bytes");
     bool known = false;
@@ -517,9 +581,9 @@ void ExportReader::read_memsets() {
     MemsetRow m;
     m.start_ns = span->first;
     m.dur_ns = span->second;
-    m.device_id = rows.opt(kDevice);
     m.stream_id = rows.opt(kStream);
     if (!rows.null(kGlobalPid)) m.pid = pid_of_global_pid(rows.i64(kGlobalPid));
+    m.device_id = map_device(m.pid, rows.opt(kDevice));
     m.correlation_id = rows.opt(kCorrelation);
     m.bytes = bounded(rows, kBytes, kMaxTransferBytes, "bytes");
     if (!rows.null(kMemKind)) {
@@ -543,9 +607,9 @@ void ExportReader::read_syncs() {
     SyncEventRow s;
     s.start_ns = span->first;
     s.dur_ns = span->second;
-    s.device_id = cupti_id(rows.opt(kDevice));
     s.stream_id = cupti_id(rows.opt(kStream));
     if (!rows.null(kGlobalPid)) s.pid = pid_of_global_pid(rows.i64(kGlobalPid));
+    s.device_id = map_device(s.pid, cupti_id(rows.opt(kDevice)));
     s.correlation_id = rows.opt(kCorrelation);
     bool known = false;
     if (!rows.null(kSyncType)) s.kind = sync_kinds_.decode(rows.i64(kSyncType), known);
@@ -795,15 +859,15 @@ void ExportReader::read_contexts() {
     Rows rows(file_, table, {"processId", "deviceId", "contextId"});
     while (rows.next())
       if (!rows.null(0) && !rows.null(1) && !rows.null(2))
-        context_device_.emplace(std::pair(rows.i64(0), rows.i64(2)), rows.i64(1));
+        context_device_.emplace(std::pair(rows.i64(0), rows.i64(2)), *map_device(rows.i64(0), rows.i64(1)));
   }
 }
 
 void ExportReader::read_streams() {
   if (file_.has_table("TARGET_INFO_CUDA_NULL_STREAM")) {
-    Rows rows(file_, "TARGET_INFO_CUDA_NULL_STREAM", {"deviceId", "streamId"});
+    Rows rows(file_, "TARGET_INFO_CUDA_NULL_STREAM", {"deviceId", "streamId", "processId"});
     while (rows.next())
-      if (!rows.null(0) && !rows.null(1)) w_.add_stream(rows.i64(0), rows.i64(1), std::nullopt);
+      if (!rows.null(0) && !rows.null(1)) w_.add_stream(*map_device(rows.opt(2), rows.i64(0)), rows.i64(1), std::nullopt);
   }
   if (file_.has_table("TARGET_INFO_CUDA_STREAM")) {
     Rows rows(file_, "TARGET_INFO_CUDA_STREAM", {"streamId", "processId", "contextId"});
@@ -860,6 +924,19 @@ void ExportReader::write_devices() {
     }
     devices_.emplace(device, d);
   }
+  // Several processes on one device id, and nothing in the export says which GPU each means: they
+  // may share one GPU, or each see a different GPU as that id (CUDA_VISIBLE_DEVICES per process).
+  if (device_of_process_.empty())
+    for (const auto& [device, pids] : pids_of_device_) {
+      if (pids.size() < 2) continue;
+      std::string list;
+      for (int64_t pid : pids) list += (list.empty() ? "" : ", ") + std::to_string(pid);
+      w_.add_issue("device_shared_by_processes",
+                   fmt::format("device {}: processes {} ran work on it and the export records no per-process GPU "
+                               "identity (TARGET_INFO_CUDA_DEVICE pid/uuid): counted as one GPU",
+                               device, list),
+                   "table " + kKernel);
+    }
   for (auto& [id, d] : devices_) {
     d.vendor = "nvidia";
     w_.add_device(d);

@@ -417,7 +417,10 @@ Report build_group_node(const ReportInput& in, const std::string& domain) {
     bool uses_tc = !absorbed && (eligible ? o.tc_ns > 0 : o.own_tc);
     if (!leaf && !eligible && !uses_tc) continue;
     std::set<size_t> seen;  // an op counts once per group node even when the name repeats up the chain
-    for (int p = o.parent; p >= 0; p = m.ops[static_cast<size_t>(p)].parent) {
+    // From the op itself when it is a group node (an eligible aten::conv2d counts on its own row,
+    // not only on the rows of the modules above it), then up its ancestors.
+    int self = static_cast<int>(&o - m.ops.data());
+    for (int p = leaf ? o.parent : self; p >= 0; p = m.ops[static_cast<size_t>(p)].parent) {
       const auto& g = m.ops[static_cast<size_t>(p)];
       if (!counted(g, domain)) continue;
       size_t k = index.at(g.name);

@@ -116,11 +116,26 @@ return {
         local savings = math.floor(critical * (1.0 - 1.0 / expected_speedup))
         if savings < o.min_wall_share * summary.wall_ns or savings < o.min_savings_ns then goto continue end
 
-        -- Top ops, with the dtypes recorded for them.
-        local ops, by_name = {}, {}
-        for row in ctx:rows("SELECT o.name AS name, o.input_types AS types, sum(k.dur_ns) AS ns, count(*) AS n " ..
-                            "FROM kernel k JOIN op o ON o.id = k.tc_eligible_op_id WHERE k.trace_id = ? AND k.device_id IS ? AND " ..
-                            ELIGIBLE .. " GROUP BY o.name, o.input_types", ctx.trace_id, dev.device_id) do
+        -- Top ops, with the dtypes recorded for them; a backward op takes those of the first range
+        -- with its autograd sequence number that recorded types (its forward op).
+        local ops, by_name, groups, wanted = {}, {}, {}, {}
+        for row in ctx:rows("SELECT o.name AS name, o.input_types AS types, r.sequence_number AS seq, " ..
+                            "sum(k.dur_ns) AS ns, count(*) AS n FROM kernel k JOIN op o ON o.id = k.tc_eligible_op_id " ..
+                            "LEFT JOIN _range r ON r.id = o.range_id WHERE k.trace_id = ? AND k.device_id IS ? AND " ..
+                            ELIGIBLE .. " GROUP BY o.name, o.input_types, r.sequence_number", ctx.trace_id,
+                            dev.device_id) do
+          groups[#groups + 1] = row
+          if not row.types and row.seq then wanted[row.seq] = false end
+        end
+        if next(wanted) then
+          for row in ctx:rows("SELECT r.sequence_number AS seq, s.value AS types FROM _range r JOIN string s ON " ..
+                              "s.id = r.input_types_id WHERE r.trace_id = ? AND r.sequence_number IS NOT NULL " ..
+                              "ORDER BY r.start_ns, r.id", ctx.trace_id) do
+            if wanted[row.seq] == false then wanted[row.seq] = row.types end
+          end
+        end
+        for _, row in ipairs(groups) do
+          local types = row.types or (row.seq and wanted[row.seq] or nil)
           local a = by_name[row.name]
           if not a then
             a = { name = row.name, ns = 0, kernels = 0, dtypes = {} }
@@ -129,8 +144,9 @@ return {
           end
           a.ns = a.ns + row.ns
           a.kernels = a.kernels + row.n
-          local dt = row.types and first_dtype(row.types)
+          local dt = types and first_dtype(types)
           if dt then a.dtypes[dt] = true end
+          if not types then a.untyped = true end
         end
         table.sort(ops, function(x, y)
           if x.ns ~= y.ns then return x.ns > y.ns end
@@ -173,7 +189,7 @@ return {
           local a = ops[i]
           local dt = table.concat(a.dtype_list, "/")
           op_text[#op_text + 1] = string.format("%s %s%s", a.name, proflint.format_ns(a.ns),
-                                                dt == "" and "" or " [" .. dt .. "]")
+                                                dt ~= "" and " [" .. dt .. "]" or (a.untyped and " [dtypes not recorded]" or ""))
         end
         local kernel_text, xmma_ffma = {}, false
         for _, k in ipairs(kernels) do

@@ -1,0 +1,226 @@
+// tests/detectors/rank_straggler_test.cpp — rank-straggler on the generated multi-rank jobs
+// (fixtures/jobs/, docs/fixtures.md), with the job tables filled here from the fixtures' known
+// clock offsets (truth.json), so these tests check the detector alone; the end-to-end cases with
+// proflint's own alignment are golden cases under tests/cases/.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "tests/support/analysis.hpp"
+#include "tests/support/job_tables.hpp"
+#include "tests/support/realdata.hpp"
+
+using namespace proflint;
+using namespace proflint::testing;
+
+namespace {
+
+const char* kId = "rank-straggler";
+
+nlohmann::json truth_of(const std::string& job) {
+  std::ifstream in(fixture_path("jobs/" + job + "/truth.json"));
+  return nlohmann::json::parse(in);
+}
+
+struct JobRun {
+  AnalysisResult result;
+  nlohmann::json truth;
+};
+
+JobRun analyze_job(const std::string& job) {
+  JobRun out;
+  out.truth = truth_of(job);
+  std::vector<std::string> paths;
+  for (int r = 0; r < out.truth["ranks"].get<int>(); ++r) paths.push_back(fixture_path("jobs/" + job + "/rank" + std::to_string(r) + ".json.gz").string());
+  Store store = load_inputs(paths, LoadOptions{});
+  fill_job_tables(store, out.truth);
+  AnalysisOptions ao;
+  ao.only = {kId};
+  out.result = run_analysis(store, ao);
+  return out;
+}
+
+void expect_straggler(const std::string& job, const std::string& cause, Severity severity) {
+  SCOPED_TRACE(job);
+  JobRun run = analyze_job(job);
+  auto f = findings_of(run.result, kId);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].evidence["straggler_rank"], run.truth["straggler_rank"]);
+  EXPECT_EQ(f[0].evidence["cause"], cause) << f[0].problem;
+  EXPECT_GE(f[0].evidence["explained_share"].get<double>(), 0.8);
+  // ~6 ms of a ~29 ms step: high (>= 20 %); the optimizer straggler is not late in the first step
+  // (its extra work of the step before the capture is not recorded), so 5/6 of that: medium.
+  EXPECT_EQ(f[0].severity.value_or(Severity::info), severity) << f[0].problem;
+  // The waiting ranks are never told to tune communication: the fix is about the straggler.
+  EXPECT_EQ(f[0].recommendation.find("NCCL_"), std::string::npos);
+  EXPECT_NE(f[0].problem.find("Rank " + std::to_string(run.truth["straggler_rank"].get<int>()) + " arrives last"), std::string::npos);
+  // The straggler waits least of all ranks.
+  int64_t least = INT64_MAX, least_rank = -1;
+  for (const auto& row : f[0].evidence["ranks"])
+    if (row["total_wait_ns"].get<int64_t>() < least) least = row["total_wait_ns"], least_rank = row["rank"];
+  EXPECT_EQ(least_rank, run.truth["straggler_rank"].get<int64_t>());
+}
+
+}  // namespace
+
+TEST(RankStraggler, FourRanksLateByCompute) { expect_straggler("ddp4_compute_r2", "longer_kernels", Severity::high); }
+TEST(RankStraggler, FourRanksLateByDataLoader) { expect_straggler("ddp4_dataloader_r2", "dataloader", Severity::high); }
+TEST(RankStraggler, FourRanksLateByOptimizerKernels) { expect_straggler("ddp4_optimizer_r2", "extra_kernels", Severity::medium); }
+TEST(RankStraggler, EightRanksLateByCompute) { expect_straggler("ddp8_compute_r5", "longer_kernels", Severity::high); }
+TEST(RankStraggler, EightRanksLateByDataLoader) { expect_straggler("ddp8_dataloader_r5", "dataloader", Severity::high); }
+TEST(RankStraggler, EightRanksLateByOptimizerKernels) { expect_straggler("ddp8_optimizer_r5", "extra_kernels", Severity::medium); }
+
+TEST(RankStraggler, OptimizerKernelsAreFoundInTheOptimizer) {
+  JobRun run = analyze_job("ddp4_optimizer_r2");
+  auto f = findings_of(run.result, kId);
+  ASSERT_EQ(f.size(), 1u);
+  // 16 parameters x 3 extra ops = 48 kernels per step on rank 2 (scripts/genprof/job.py).
+  EXPECT_EQ(f[0].evidence["kernel_count_excess_per_step"], 48);
+  EXPECT_EQ(f[0].evidence["extra_kernels_region"], "Optimizer.step#SGD.step");
+}
+
+TEST(RankStraggler, WaitPerStepMatchesTheSimulation) {
+  // Dataloader straggler, 4 ranks: the second bucket's wait is exposed on the waiting ranks, the
+  // first bucket's overlaps their remaining backward. Per step the exposed wait is the 6 ms the
+  // straggler's DataLoader takes longer (job.py late_ns), within the kernels' +-2 % jitter.
+  JobRun run = analyze_job("ddp4_dataloader_r2");
+  auto f = findings_of(run.result, kId);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NEAR(f[0].evidence["exposed_wait_per_step_ns"].get<double>(), 6.0e6, 0.4e6);
+  EXPECT_NEAR(f[0].evidence["excess_per_step_ns"]["dataloader"].get<double>(), 6.0e6, 0.1e6);
+  // Total wait (both buckets) per step: truth.json sums every rank's waits over the 12 all-reduces.
+  auto w = run.truth["wait_ns_total"];
+  double others = (w[0].get<double>() + w[1].get<double>() + w[3].get<double>()) / 3.0 / 6.0;
+  EXPECT_NEAR(f[0].evidence["wait_per_step_ns"].get<double>(), others, 0.03 * others);
+}
+
+TEST(RankStraggler, BalancedJobsHaveNoStraggler) {
+  for (const char* job : {"ddp4_balanced", "ddp8_balanced"}) {
+    SCOPED_TRACE(job);
+    JobRun run = analyze_job(job);
+    EXPECT_TRUE(findings_of(run.result, kId).empty());
+    bool recorded = false;
+    for (const auto& c : run.result.below_threshold)
+      if (c.id == kId) {
+        recorded = true;
+        EXPECT_LT(c.value, 0.10);
+      }
+    EXPECT_TRUE(recorded);
+  }
+}
+
+namespace {
+
+// The real gloo captures (fixtures/captured/README.md): no truth, so the job tables are filled
+// with offsets estimated from the collectives' ends (the simple median rule).
+AnalysisResult analyze_capture(const std::string& dir) {
+  std::vector<std::string> paths;
+  for (int r = 0; r < 3; ++r) paths.push_back(fixture_path("captured/" + dir + "/rank" + std::to_string(r) + ".json.gz").string());
+  Store store = load_inputs(paths, LoadOptions{});
+  fill_job_tables(store, {}, /*host=*/true);
+  AnalysisOptions ao;
+  ao.only = {kId};
+  return run_analysis(store, ao);
+}
+
+void expect_capture(const std::string& dir, const std::string& cause) {
+  SCOPED_TRACE(dir);
+  auto f = findings_of(analyze_capture(dir), kId);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].evidence["straggler_rank"], 1);
+  EXPECT_EQ(f[0].evidence["cause"], cause) << f[0].problem;
+  EXPECT_GE(f[0].evidence["explained_share"].get<double>(), 0.8);
+}
+
+}  // namespace
+
+// CPU-only ranks (gloo): no GPU kernel anywhere, the collectives are host ops.
+TEST(RankStraggler, GlooCaptureLateByCompute) { expect_capture("gloo3_compute_r1", "host_compute"); }
+TEST(RankStraggler, GlooCaptureLateByDataLoader) { expect_capture("gloo3_dataloader_r1", "dataloader"); }
+TEST(RankStraggler, GlooCaptureLateBySleep) { expect_capture("gloo3_sleep_r1", "host_gap"); }
+TEST(RankStraggler, GlooCaptureBalanced) { EXPECT_TRUE(findings_of(analyze_capture("gloo3_balanced"), kId).empty()); }
+
+namespace {
+
+// End to end: proflint's own job recognition and clock alignment (derive/jobs.cpp) fill the job
+// tables; the offsets must come back within 1 % of the step and the finding must be the same.
+void expect_end_to_end(const std::string& job, const std::string& cause) {
+  SCOPED_TRACE(job);
+  auto truth = truth_of(job);
+  const int n = truth["ranks"].get<int>();
+  std::vector<std::string> paths;
+  for (int r = 0; r < n; ++r) paths.push_back(fixture_path("jobs/" + job + "/rank" + std::to_string(r) + ".json.gz").string());
+  Store store = load_inputs(paths, LoadOptions{});
+  {
+    SQLite::Statement q(store.db(), "SELECT aligned, ranks_present FROM job WHERE ranks_present > 1");
+    ASSERT_TRUE(q.executeStep()) << "the ranks were not recognised as one job";
+    EXPECT_EQ(q.getColumn(0).getInt(), 1);
+    EXPECT_EQ(q.getColumn(1).getInt(), n);
+    EXPECT_FALSE(q.executeStep());
+  }
+  // clock_offset_ns is relative to the job's reference rank (rank 0 here, like truth.json's).
+  const double tolerance = 0.01 * truth["median_step_ns"].get<double>();
+  SQLite::Statement o(store.db(), "SELECT rank, clock_offset_ns FROM job_rank r JOIN job j USING (job_id) WHERE j.ranks_present > 1 ORDER BY rank");
+  int seen = 0;
+  while (o.executeStep()) {
+    int r = o.getColumn(0).getInt();
+    EXPECT_NEAR(static_cast<double>(o.getColumn(1).getInt64()), truth["clock_offset_ns"][r].get<double>(), tolerance) << "rank " << r;
+    ++seen;
+  }
+  EXPECT_EQ(seen, n);
+  AnalysisOptions ao;
+  ao.only = {kId, "communication-bound"};
+  auto result = run_analysis(store, ao);
+  auto f = findings_of(result, kId);
+  if (cause.empty()) {
+    EXPECT_TRUE(f.empty());
+    return;
+  }
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].evidence["straggler_rank"], truth["straggler_rank"]);
+  EXPECT_EQ(f[0].evidence["cause"], cause) << f[0].problem;
+  // The ranks that wait are not told to tune communication.
+  EXPECT_TRUE(findings_of(result, "communication-bound").empty());
+}
+
+}  // namespace
+
+TEST(RankStragglerEndToEnd, FourRanks) {
+  expect_end_to_end("ddp4_compute_r2", "longer_kernels");
+  expect_end_to_end("ddp4_dataloader_r2", "dataloader");
+  expect_end_to_end("ddp4_optimizer_r2", "extra_kernels");
+  expect_end_to_end("ddp4_balanced", "");
+}
+
+TEST(RankStragglerEndToEnd, EightRanks) {
+  expect_end_to_end("ddp8_compute_r5", "longer_kernels");
+  expect_end_to_end("ddp8_dataloader_r5", "dataloader");
+  expect_end_to_end("ddp8_optimizer_r5", "extra_kernels");
+  expect_end_to_end("ddp8_balanced", "");
+}
+
+TEST(RankStragglerEndToEnd, GlooCaptures) {
+  // No distributedInfo in these traces: the files are one job when given together (--job-by given).
+  for (auto [dir, cause] : std::vector<std::pair<std::string, std::string>>{
+           {"gloo3_compute_r1", "host_compute"}, {"gloo3_dataloader_r1", "dataloader"}, {"gloo3_sleep_r1", "host_gap"}, {"gloo3_balanced", ""}}) {
+    SCOPED_TRACE(dir);
+    std::vector<std::string> paths;
+    for (int r = 0; r < 3; ++r) paths.push_back(fixture_path("captured/" + dir + "/rank" + std::to_string(r) + ".json.gz").string());
+    LoadOptions lo;
+    lo.derive.job_by = "given";
+    Store store = load_inputs(paths, lo);
+    AnalysisOptions ao;
+    ao.only = {kId};
+    auto f = findings_of(run_analysis(store, ao), kId);
+    if (cause.empty()) {
+      EXPECT_TRUE(f.empty());
+      continue;
+    }
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_EQ(f[0].evidence["straggler_rank"], 1);
+    EXPECT_EQ(f[0].evidence["cause"], cause) << f[0].problem;
+  }
+}
