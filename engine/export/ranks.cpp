@@ -1,0 +1,100 @@
+// engine/export/ranks.cpp — see ranks.hpp.
+#include "engine/export/ranks.hpp"
+
+#include <SQLiteCpp/Statement.h>
+
+#include <filesystem>
+#include <set>
+
+namespace proflint::exporter {
+
+namespace {
+
+bool has_table(Store& store, const char* name) {
+  SQLite::Statement q(store.db(), "SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?");
+  q.bind(1, name);
+  return q.executeStep();
+}
+
+std::optional<int64_t> opt(const SQLite::Column& c) {
+  if (c.isNull()) return std::nullopt;
+  return c.getInt64();
+}
+
+std::string base_name(const std::string& path) {
+  std::string name = std::filesystem::path(path).filename().string();
+  return name.empty() ? path : name;
+}
+
+}  // namespace
+
+std::vector<RankView> rank_views(Store& store) {
+  std::vector<RankView> out;
+  std::set<int64_t> covered;
+  if (has_table(store, "job_rank")) {
+    SQLite::Statement q(store.db(),
+                        "SELECT r.job_id, r.rank, r.trace_id, r.pid, r.device_id, r.clock_offset_ns, t.path "
+                        "FROM job_rank r JOIN trace t USING (trace_id) ORDER BY r.job_id, r.rank, r.trace_id");
+    while (q.executeStep()) {
+      RankView v;
+      v.job_id = q.getColumn(0).getInt64();
+      v.rank = q.getColumn(1).getInt64();
+      v.trace_id = q.getColumn(2).getInt64();
+      v.pid = opt(q.getColumn(3));
+      v.device_id = v.pid ? opt(q.getColumn(4)) : std::nullopt;
+      v.clock_offset_ns = q.getColumn(5).isNull() ? 0 : q.getColumn(5).getInt64();
+      v.path = q.getColumn(6).getString();
+      covered.insert(v.trace_id);
+      out.push_back(std::move(v));
+    }
+  }
+  // Traces the job tables do not list (or no job tables at all): one rank each, in trace order,
+  // numbered by distributedInfo.rank when every trace has a distinct one.
+  std::vector<RankView> rest;
+  std::set<int64_t> ranks;
+  bool distinct = true;
+  SQLite::Statement q(store.db(), "SELECT trace_id, rank, path FROM trace ORDER BY trace_id");
+  while (q.executeStep()) {
+    int64_t id = q.getColumn(0).getInt64();
+    if (covered.count(id)) continue;
+    RankView v;
+    v.trace_id = id;
+    auto rank = opt(q.getColumn(1));
+    if (!rank || !ranks.insert(*rank).second) distinct = false;
+    v.rank = rank.value_or(0);
+    v.path = q.getColumn(2).getString();
+    rest.push_back(std::move(v));
+  }
+  int64_t next = out.empty() ? 0 : out.back().rank + 1;
+  for (auto& v : rest) {
+    if (!distinct || !out.empty()) v.rank = next++;
+    out.push_back(std::move(v));
+  }
+  // Two jobs in one export would repeat rank numbers: labels say which job.
+  std::set<int64_t> jobs;
+  for (const auto& v : out)
+    if (v.job_id) jobs.insert(*v.job_id);
+  for (auto& v : out) {
+    v.label = "rank " + std::to_string(v.rank);
+    if (jobs.size() > 1 && v.job_id) v.label = "job " + std::to_string(*v.job_id) + " " + v.label;
+    v.label += " (" + base_name(v.path) + (v.pid ? ", pid " + std::to_string(*v.pid) : "") + ")";
+  }
+  return out;
+}
+
+std::string host_filter(const RankView& r, const std::string& alias) {
+  std::string f = alias + ".trace_id = " + std::to_string(r.trace_id);
+  if (r.pid) f += " AND " + alias + ".pid = " + std::to_string(*r.pid);
+  return f;
+}
+
+std::string gpu_filter(const RankView& r, const std::string& alias) {
+  std::string f = alias + ".trace_id = " + std::to_string(r.trace_id);
+  if (!r.pid) return f;
+  // GPU rows of an nsys export carry the launching process; those without one follow the device.
+  f += " AND (" + alias + ".pid = " + std::to_string(*r.pid);
+  if (r.device_id) f += " OR (" + alias + ".pid IS NULL AND " + alias + ".device_id = " + std::to_string(*r.device_id) + ")";
+  return f + ")";
+}
+
+}  // namespace proflint::exporter
