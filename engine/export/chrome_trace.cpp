@@ -142,6 +142,13 @@ class ChromeExporter {
  private:
   int64_t job_ns(const Process& p, int64_t ns) const { return ns + p.view.clock_offset_ns; }
 
+  // Memory samples and counters are per trace, not per process: the first rank of a trace shows them.
+  bool first_view_of_trace(const Process& p) const {
+    for (const auto& q : procs_)
+      if (q.view.trace_id == p.view.trace_id) return &q == &p;
+    return false;
+  }
+
   void header() {
     JsonText& t = w_.text();
     t.raw("{\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"producer\":");
@@ -318,7 +325,7 @@ class ChromeExporter {
 
   // Allocator samples as Kineto writes them ([memory] instants), on a track of their own.
   void memory(const Process& p) {
-    if (p.view.pid) return;  // not per process in the store: shown once, on the trace's first rank
+    if (!first_view_of_trace(p)) return;  // not per process in the store: shown on the trace's first rank
     SQLite::Statement q(store_.db(),
                         "SELECT device_id, ts_ns, allocated_bytes, reserved_bytes, delta_bytes FROM memory_sample "
                         "WHERE trace_id = ? ORDER BY rowid");
@@ -344,7 +351,7 @@ class ChromeExporter {
 
   // Sampled metrics as counter tracks of the rank's process.
   void counters(const Process& p) {
-    if (p.view.pid) return;
+    if (!first_view_of_trace(p)) return;
     SQLite::Statement q(store_.db(),
                         "SELECT c.device_id, c.ts_ns, s.value, c.value FROM _counter c JOIN string s ON s.id = c.name_id "
                         "WHERE c.trace_id = ? AND c.value IS NOT NULL ORDER BY c.rowid");
