@@ -66,8 +66,9 @@ std::vector<RankView> rank_views(Store& store) {
     rest.push_back(std::move(v));
   }
   int64_t next = out.empty() ? 0 : out.back().rank + 1;
+  bool renumber = !distinct || !out.empty();
   for (auto& v : rest) {
-    if (!distinct || !out.empty()) v.rank = next++;
+    if (renumber) v.rank = next++;
     out.push_back(std::move(v));
   }
   // Two jobs in one export would repeat rank numbers: labels say which job.
