@@ -14,8 +14,8 @@ namespace proflint {
 
 const std::vector<std::string_view>& known_needs() {
   static const std::vector<std::string_view> all = {
-      "api_calls",    "device_info", "gpu_activity", "iterations", "kernels", "memcpy",     "memory",
-      "multi_device", "nvtx",        "op_dtypes",    "op_shapes",  "ops",     "sync_events"};
+      "api_calls", "collectives", "device_info", "gpu_activity", "iterations", "job",  "kernels", "memcpy",
+      "memory",    "multi_device", "nvtx",       "op_dtypes",    "op_shapes",  "ops",  "sync_events"};
   return all;
 }
 
@@ -39,6 +39,16 @@ bool exists(SQLite::Database& db, const char* sql, int64_t trace_id) {
 
 }  // namespace
 
+bool Facts::is_job_head(int64_t trace_id) const {
+  // The trace of the job's lowest rank; a trace that is in no job (a store without job rows) is its own head.
+  SQLite::Statement q(db_,
+                      "SELECT (SELECT r2.trace_id FROM job_rank r2 WHERE r2.job_id = r.job_id ORDER BY r2.rank LIMIT 1) "
+                      "FROM job_rank r WHERE r.trace_id = ? LIMIT 1");
+  q.bind(1, trace_id);
+  if (!q.executeStep()) return true;
+  return q.getColumn(0).getInt64() == trace_id;
+}
+
 bool Facts::has(std::string_view need, int64_t trace_id) const {
   auto& db = db_;
   const TraceSummary* s = summary(trace_id);
@@ -58,6 +68,13 @@ bool Facts::has(std::string_view need, int64_t trace_id) const {
   if (need == "nvtx") return exists(db, "SELECT 1 FROM _range WHERE trace_id = ? AND kind = 'nvtx' LIMIT 1", trace_id);
   if (need == "sync_events") return exists(db, "SELECT 1 FROM sync_event WHERE trace_id = ? LIMIT 1", trace_id);
   if (need == "multi_device") return summaries_.size() > 1 || (s && s->devices.size() > 1);
+  // "job": run once per job (the runner passes the job's first rank's trace), always available.
+  if (need == "job") return true;
+  if (need == "collectives")
+    return exists(db,
+                  "SELECT 1 FROM job_rank r JOIN job j USING (job_id) WHERE r.trace_id = ? AND j.ranks_present >= 2 "
+                  "AND EXISTS (SELECT 1 FROM collective_instance i WHERE i.job_id = r.job_id) LIMIT 1",
+                  trace_id);
   throw Error("internal: unknown need '" + std::string(need) + "'");
 }
 

@@ -30,6 +30,9 @@ namespace proflint {
 //   multi_device    activity on two or more devices, or several rank files
 //   nvtx            NVTX ranges
 //   sync_events     synchronization records
+//   job             run once per job (schema/0005_jobs.sql), on the trace of the job's lowest rank,
+//                   instead of once per trace; always available
+//   collectives     the trace's job has two or more ranks and collective instances matched across them
 const std::vector<std::string_view>& known_needs();
 
 class Facts {
@@ -44,6 +47,8 @@ class Facts {
   const TraceSummary* summary(int64_t trace_id) const;
   // True when the trace has the facts named by `need` (see known_needs()).
   bool has(std::string_view need, int64_t trace_id) const;
+  // True when the trace is its job's lowest rank: where a detector that needs "job" runs.
+  bool is_job_head(int64_t trace_id) const;
 
  private:
   SQLite::Database& db_;

@@ -228,9 +228,12 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
         std::string where = configured != options.detectors.end() ? configured->second.where.at("") + ": " : "";
         throw Error(where + "[detectors." + id + "]: " + e.what());
       }
+      auto detector_needs = detector->needs();
+      bool per_job = std::find(detector_needs.begin(), detector_needs.end(), "job") != detector_needs.end();
       for (const auto& summary : result.summaries) {
+        if (per_job && !facts.is_job_head(summary.trace_id)) continue;  // once per job, on its first rank
         std::string missing;
-        for (const auto& need : detector->needs())
+        for (const auto& need : detector_needs)
           if (!facts.has(need, summary.trace_id)) missing += (missing.empty() ? "" : ", ") + need;
         if (!missing.empty()) {
           result.notes.push_back(id + " skipped on " + summary.path + ": needs " + missing);
@@ -285,7 +288,9 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options) {
         throw Error(configured->second.where.at("") + ": [rules." + id + "]: " + e.what() +
                     (opts.empty() ? " (the rule has no options)" : " (options: " + opts + ")"));
       }
+      bool rule_per_job = std::find(r.info.needs.begin(), r.info.needs.end(), "job") != r.info.needs.end();
       for (const auto& summary : result.summaries) {
+        if (rule_per_job && !facts.is_job_head(summary.trace_id)) continue;  // once per job, on its first rank
         std::string missing;
         for (const auto& need : r.info.needs)
           if (!facts.has(need, summary.trace_id)) missing += (missing.empty() ? "" : ", ") + need;

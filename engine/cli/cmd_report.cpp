@@ -39,7 +39,7 @@ std::vector<std::string> checked_reports(const std::vector<std::string>& given) 
       candidates.push_back("all");
       throw Error(
           "unknown report '" + name + "'" + did_you_mean(name, candidates) +
-          "; choose from summary, detail, iteration, kernel, tensor, op_type, group_node, expert_systems or all");
+          "; choose from summary, detail, iteration, kernel, tensor, op_type, group_node, expert_systems, collectives or all");
     }
     if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
   }
@@ -129,6 +129,7 @@ int cmd_report(const CommonOptions& options, const ReportOptions& report) {
   std::vector<std::pair<fs::path, std::string>> files;
   for (const auto& domain : domains) {
     for (const auto& name : names) {
+      if (name == "collectives" && !domain.empty()) continue;  // job-wide: written once, not per NVTX domain
       dlprof::Report r = dlprof::build_report(name, input, domain);
       std::string stem = report.base_name + "_" + name + (domain.empty() ? "" : "_" + file_part(domain));
       for (const auto& f : formats)

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <set>
 
+#include "engine/analysis/job_summary.hpp"
 #include "engine/analysis/summary.hpp"
 #include "engine/common/error.hpp"
 #include "engine/common/output_file.hpp"
@@ -43,6 +44,7 @@ LoadOptions load_options(const CommonOptions& o) {
   l.derive.iter_start = o.iter_start;
   l.derive.iter_stop = o.iter_stop;
   l.derive.extra_tensor_core_patterns = config.tensor_core_patterns;
+  l.derive.job_by = o.job_by;
   l.rederive = l.derive.key_node || o.iter_start || o.iter_stop || !config.tensor_core_patterns.empty();
   return l;
 }
@@ -163,9 +165,10 @@ int cmd_summary(const CommonOptions& options) {
     throw Error("--format must be text or json for summary, got '" + options.format + "'");
   Store store = load_store(options.inputs, options);
   auto summaries = summarize(store);
+  auto jobs = summarize_jobs(store);
   bool color = options.output == "-" && use_color_on_stdout();
-  write_output(options.output, options.format == "json" ? render_summary_json(summaries) : render_summary_text(summaries, color),
-               color);
+  write_output(options.output,
+               options.format == "json" ? render_summary_json(summaries, jobs) : render_summary_text(summaries, color, jobs), color);
   return 0;
 }
 

@@ -24,6 +24,7 @@ struct CommonOptions {
   std::optional<std::string> config_path;  // --config FILE (else ./proflint.toml when present)
   bool progress = false;
   std::vector<std::string> rule_dirs;      // --rules DIR (repeatable): folders of Lua rules
+  std::string job_by = "auto";             // --job-by auto|given|none (docs/multi-rank.md)
 };
 
 int cmd_summary(const CommonOptions& options);

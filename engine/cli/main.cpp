@@ -22,6 +22,10 @@ int main(int argc, char** argv) {
     cmd->add_flag("--progress", common.progress,
                   "show import progress on stderr (a bar on a terminal, a line every 10% otherwise)");
     cmd->add_option("--config", common.config_path, "configuration file (default ./proflint.toml)");
+    cmd->add_option("--job-by", common.job_by,
+                    "how profiles form jobs: auto (distributedInfo, nsys processes; default), given (all inputs are "
+                    "the ranks of one job) or none (each profile alone)")
+        ->check(CLI::IsMember({"auto", "given", "none"}));
   };
 
   AnalyzeOptions analyze_opts;
@@ -62,7 +66,7 @@ int main(int argc, char** argv) {
   ReportOptions report_opts;
   auto* report = app.add_subcommand("report", "DLProf-style reports (summary, detail, iteration, ...) as CSV/JSON files");
   report->add_option("PROFILE", common.inputs, "profile files or a saved store")->required();
-  report->add_option("--reports", report_opts.reports, "summary,detail,iteration,kernel,tensor,op_type,group_node,expert_systems or all")
+  report->add_option("--reports", report_opts.reports, "summary,detail,iteration,kernel,tensor,op_type,group_node,expert_systems,collectives or all")
       ->delimiter(',')->required();
   report->add_option("--formats", report_opts.formats, "csv, json or both (default csv)")->delimiter(',');
   report->add_option("--output-path", report_opts.output_path, "folder for the report files (created if missing; default .)");

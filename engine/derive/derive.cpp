@@ -22,6 +22,7 @@
 #include "engine/derive/categories.hpp"
 #include "engine/derive/correlation.hpp"
 #include "engine/derive/iterations.hpp"
+#include "engine/derive/jobs.hpp"
 #include "engine/derive/ops.hpp"
 #include "engine/derive/startup.hpp"
 #include "engine/derive/store_io.hpp"
@@ -166,6 +167,9 @@ void derive_all(Store& store, const DeriveOptions& options, bool force) {
   clock.lap("traces");
   store.create_indexes();
   clock.lap("indexes_after");
+  // Jobs span traces and depend on --job-by: rebuilt on every load, saved stores included.
+  derive_jobs(store, options);
+  clock.lap("jobs");
 }
 
 }  // namespace proflint

@@ -25,6 +25,9 @@ struct DeriveOptions {
   std::optional<std::string> key_node;     // --key-node NAME: op/range name that marks one iteration
   std::optional<int64_t> iter_start, iter_stop;  // restrict aggregation (inclusive iteration ordinals)
   std::vector<TensorCorePattern> extra_tensor_core_patterns;  // checked before the built-in table
+  // --job-by: how traces form jobs (docs/multi-rank.md): 'auto' (distributedInfo, nsys processes),
+  // 'given' (all inputs are the ranks of one job), 'none' (every trace is a job of its own).
+  std::string job_by = "auto";
 };
 
 // Derives every trace in the store that has not been derived yet (trace.iteration_source IS NULL),

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
+
 #include "engine/report/format.hpp"
 
 namespace proflint {
@@ -42,7 +44,71 @@ std::string device_title(const DeviceSummary& d) {
 
 }  // namespace
 
-std::string render_summary_text(const std::vector<TraceSummary>& traces, bool color) {
+namespace {
+
+std::string job_source_text(const std::string& source) {
+  if (source == "distributed_info") return "same distributedInfo world size and backend";
+  if (source == "nsys_processes") return "processes of one nsys export";
+  if (source == "given_together") return "given together (--job-by given)";
+  return source;
+}
+
+std::string efficiency_line(const std::string& label, const EfficiencyRow& e) {
+  return fmt::format("    {:<10}{:>10} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7}\n", label, format_ns(e.elapsed_ns),
+                     format_percent(e.load_balance), format_percent(e.communication), format_percent(e.orchestration),
+                     format_percent(e.parallel), format_percent(e.wait_share), format_percent(e.transfer_share));
+}
+
+std::string render_jobs_text(const std::vector<JobSummary>& jobs, const std::function<std::string(const std::string&)>& bold) {
+  std::string out;
+  for (const auto& j : jobs) {
+    out += bold(fmt::format("Job {}: {} ranks{}", j.job_id, j.ranks_present,
+                            j.world_size ? fmt::format(" of world size {}", *j.world_size) : std::string())) + "\n";
+    out += fmt::format("  recognised   {}\n", job_source_text(j.source));
+    if (j.aligned) {
+      out += fmt::format("  clocks       aligned on {} matched collectives, residual {}\n", j.instances,
+                         j.residual_ns ? format_ns(*j.residual_ns) : std::string("n/a"));
+    } else {
+      out += fmt::format("  clocks       NOT aligned: {}\n", j.alignment_note.empty() ? "no matched collectives" : j.alignment_note);
+    }
+    if (j.aligned && !j.alignment_note.empty()) out += fmt::format("  note         {}\n", j.alignment_note);
+    for (const auto& r : j.ranks)
+      out += fmt::format("    rank {:<4} offset {:>10}  residual {:>9}  {}{}\n", r.rank, format_ns(r.clock_offset_ns),
+                         r.offset_residual_ns ? format_ns(*r.offset_residual_ns) : std::string("-"), r.path,
+                         r.pid ? fmt::format(" (pid {})", *r.pid) : std::string());
+    if (!j.collectives.empty()) {
+      out += "\n  collectives per rank (straggler first; wait = time in a collective before the last rank arrived):\n";
+      out += fmt::format("    {:<6}{:>6} {:>10} {:>9} {:>11} {:>7} {:>10} {:>10}\n", "rank", "inst", "wait", "mean", "last",
+                         "first", "in coll.", "transfer");
+      for (const auto& r : j.collectives)
+        out += fmt::format("    {:<6}{:>6} {:>10} {:>9} {:>4} {:>6} {:>7} {:>10} {:>10}\n", r.rank, r.instances,
+                           format_ns(r.total_wait_ns), format_ns(r.mean_wait_ns), r.arrived_last,
+                           format_percent(r.arrived_last_share), r.arrived_first, format_ns(r.total_collective_ns),
+                           format_ns(r.total_transfer_ns));
+    }
+    if (j.job_efficiency) {
+      out += "\n  efficiency (POP: parallel = load balance x communication x orchestration;\n"
+             "  wait/transfer: the most loaded rank's communication loss, split):\n";
+      out += fmt::format("    {:<10}{:>10} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7}\n", "", "elapsed", "balance", "comm.",
+                         "orch.", "parallel", "wait", "xfer");
+      out += efficiency_line("job", *j.job_efficiency);
+      size_t shown = 0;
+      for (const auto& e : j.step_efficiency) {
+        if (++shown > 20) {
+          out += fmt::format("    ... {} more steps (--format json lists all)\n", j.step_efficiency.size() - 20);
+          break;
+        }
+        out += efficiency_line(fmt::format("step {}", e.step.value_or(0)), e);
+      }
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_summary_text(const std::vector<TraceSummary>& traces, bool color, const std::vector<JobSummary>& jobs) {
   auto bold = [&](const std::string& s) { return color ? "\x1b[1m" + s + "\x1b[0m" : s; };
   std::string out;
   for (const auto& t : traces) {
@@ -127,10 +193,32 @@ std::string render_summary_text(const std::vector<TraceSummary>& traces, bool co
     }
     out += "\n";
   }
+  out += render_jobs_text(jobs, bold);
   return out;
 }
 
-std::string render_summary_json(const std::vector<TraceSummary>& traces) {
+namespace {
+
+nlohmann::ordered_json efficiency_json(const EfficiencyRow& e) {
+  nlohmann::ordered_json j;
+  if (e.step) j["step"] = *e.step;
+  j["elapsed_ns"] = e.elapsed_ns;
+  j["max_useful_ns"] = e.max_useful_ns;
+  j["mean_useful_ns"] = e.mean_useful_ns;
+  j["most_loaded_rank"] = e.most_loaded_rank;
+  j["load_balance"] = e.load_balance;
+  j["communication_efficiency"] = e.communication;
+  j["orchestration_efficiency"] = e.orchestration;
+  j["parallel_efficiency"] = e.parallel;
+  j["wait_share"] = e.wait_share;
+  j["transfer_share"] = e.transfer_share;
+  j["mean_wait_share"] = e.mean_wait_share;
+  return j;
+}
+
+}  // namespace
+
+std::string render_summary_json(const std::vector<TraceSummary>& traces, const std::vector<JobSummary>& jobs) {
   using json = nlohmann::ordered_json;
   auto opt = [](const auto& o) -> json { return o ? json(*o) : json(nullptr); };
   json root;
@@ -229,6 +317,40 @@ std::string render_summary_json(const std::vector<TraceSummary>& traces) {
     arr.push_back(j);
   }
   root["traces"] = arr;
+  if (!jobs.empty()) {
+    json ja = json::array();
+    for (const auto& j : jobs) {
+      json jj;
+      jj["job_id"] = j.job_id;
+      jj["source"] = j.source;
+      jj["world_size"] = opt(j.world_size);
+      jj["ranks_present"] = j.ranks_present;
+      jj["aligned"] = j.aligned;
+      jj["residual_ns"] = opt(j.residual_ns);
+      jj["alignment_note"] = j.alignment_note.empty() ? json(nullptr) : json(j.alignment_note);
+      jj["collective_instances"] = j.instances;
+      json ranks = json::array();
+      for (const auto& r : j.ranks)
+        ranks.push_back({{"rank", r.rank}, {"trace_id", r.trace_id}, {"path", r.path}, {"pid", opt(r.pid)},
+                         {"device_id", opt(r.device_id)}, {"clock_offset_ns", r.clock_offset_ns},
+                         {"offset_residual_ns", opt(r.offset_residual_ns)}});
+      jj["ranks"] = ranks;
+      json coll = json::array();
+      for (const auto& r : j.collectives)
+        coll.push_back({{"rank", r.rank}, {"instances", r.instances}, {"total_wait_ns", r.total_wait_ns},
+                        {"mean_wait_ns", r.mean_wait_ns}, {"arrived_last", r.arrived_last},
+                        {"arrived_last_share", r.arrived_last_share}, {"arrived_first", r.arrived_first},
+                        {"arrived_first_share", r.arrived_first_share}, {"total_collective_ns", r.total_collective_ns},
+                        {"total_transfer_ns", r.total_transfer_ns}});
+      jj["collectives_per_rank"] = coll;
+      jj["efficiency"] = j.job_efficiency ? efficiency_json(*j.job_efficiency) : json(nullptr);
+      json steps = json::array();
+      for (const auto& e : j.step_efficiency) steps.push_back(efficiency_json(e));
+      jj["efficiency_per_step"] = steps;
+      ja.push_back(jj);
+    }
+    root["jobs"] = ja;
+  }
   return root.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

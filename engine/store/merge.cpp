@@ -4,7 +4,8 @@
 // Several profile files are imported at the same time, each into its own in-memory store (SQLite
 // has one writer per database); they are then appended here in the order the files were given.
 // What an import writes refers to other rows only through the trace id and interned strings
-// (links between rows are derived later), so appending means: new trace ids in order, the other
+// (links between rows are derived later; the one exception, collective_arg.range_id, is mapped
+// below), so appending means: new trace ids in order, the other
 // store's strings interned into this one in their id order (exactly as StoreWriter would have
 // met them), and every row copied in row-id order with fresh row ids. The result is the store a
 // sequential import would have built, byte for byte.
@@ -111,6 +112,9 @@ void Store::append_imported(const Store& other) {
                                 ".sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid");
     while (q.executeStep()) tables.push_back(q.getColumn(0).getString());
   }
+  // collective_arg.range_id names a _range row: the ranges of each trace are copied in row-id
+  // order after the rows already here, so the k-th range of a trace there is (base + k) here.
+  std::unordered_map<int64_t, int64_t> range_base;  // our trace id -> largest _range.id before its copy
   for (const auto& table : tables) {
     std::vector<std::string> columns, values;
     bool has_trace = false;
@@ -126,6 +130,9 @@ void Store::append_imported(const Store& other) {
         if (name == "trace_id") {
           has_trace = true;
           values.push_back("?1");
+        } else if (table == "collective_arg" && name == "range_id") {
+          values.push_back("?3 + (SELECT COUNT(*) FROM " + alias + "._range r WHERE r.trace_id = ?2 AND r.id <= " + alias +
+                           ".collective_arg.range_id)");
         } else if (is_string_ref(name)) {
           values.push_back("pf_map(" + sql_name(name) + ")");
         } else {
@@ -141,9 +148,12 @@ void Store::append_imported(const Store& other) {
     }
     SQLite::Statement copy(db, "INSERT INTO main." + sql_name(table) + "(" + cols + ") SELECT " + vals + " FROM " +
                                    alias + "." + sql_name(table) + " WHERE trace_id = ?2 ORDER BY rowid");
+    bool is_args = table == "collective_arg";
     for (const auto& [theirs, ours] : traces) {
+      if (table == "_range") range_base[ours] = db.execAndGet("SELECT COALESCE(MAX(id), 0) FROM main._range").getInt64();
       copy.bind(1, ours);
       copy.bind(2, theirs);
+      if (is_args) copy.bind(3, range_base[ours]);
       copy.exec();
       copy.reset();
     }

@@ -97,6 +97,7 @@ struct RangeCmd {
   RangeRow row;  // its optional texts are moved out into the ids below
   int64_t name_id;
   opt_i64 input_dims_id, input_types_id, call_stack_id, module_id;
+  std::shared_ptr<const CollectiveArgs> collective;  // rare: only collective calls carry it
 };
 struct CounterCmd {
   CounterRow row;
@@ -130,6 +131,8 @@ struct StoreWriter::Impl {
         api_ins(h, "INSERT INTO _api_call(trace_id, pid, tid, start_ns, dur_ns, name_id, kind, correlation_id, external_id) VALUES (?,?,?,?,?,?,?,?,?)"),
         range_ins(h, "INSERT INTO _range(trace_id, pid, tid, start_ns, dur_ns, name_id, kind, domain, device_id, external_id, sequence_number, "
                      "fwd_thread_id, input_dims_id, input_types_id, call_stack_id, module_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+        collective_ins(h, "INSERT INTO collective_arg(range_id, trace_id, collective_name, process_group, pg_desc, seq, in_nelems, "
+                          "out_nelems, dtype, group_size, group_ranks) VALUES (?,?,?,?,?,?,?,?,?,?,?)"),
         flow_ins(h, "INSERT INTO flow(trace_id, kind, flow_id, src_pid, src_tid, src_ts_ns, dst_pid, dst_tid, dst_ts_ns) VALUES (?,?,?,?,?,?,?,?,?)"),
         memory_ins(h, "INSERT INTO memory_sample(trace_id, device_id, ts_ns, allocated_bytes, reserved_bytes, delta_bytes) VALUES (?,?,?,?,?,?)"),
         counter_ins(h, "INSERT INTO _counter(trace_id, device_id, ts_ns, name_id, value) VALUES (?,?,?,?,?)"),
@@ -137,7 +140,7 @@ struct StoreWriter::Impl {
 
   sqlite3* db;
   Insert string_ins, device_ins, process_ins, thread_ins, stream_ins, kernel_ins, memcpy_ins, memset_ins, api_ins,
-      range_ins, flow_ins, memory_ins, counter_ins, sync_ins;
+      range_ins, collective_ins, flow_ins, memory_ins, counter_ins, sync_ins;
   std::unordered_map<std::string, int64_t, SvHash, std::equal_to<>> strings;
   int64_t next_string_id = 1;
   std::map<std::string, Issue, std::less<>> issues;
@@ -235,6 +238,12 @@ struct StoreWriter::Impl {
     range_ins.i64(trace_id).i64(r.pid).i64(r.tid).i64(r.start_ns).i64(r.dur_ns).i64(c.name_id).text(r.kind)
         .text(r.domain).i64(r.device_id).i64(r.external_id).i64(r.sequence_number).i64(r.fwd_thread_id)
         .i64(c.input_dims_id).i64(c.input_types_id).i64(c.call_stack_id).i64(c.module_id).run();
+    if (c.collective) {
+      const CollectiveArgs& a = *c.collective;
+      collective_ins.i64(sqlite3_last_insert_rowid(db)).i64(trace_id).text(a.collective_name).text(a.process_group)
+          .text(a.pg_desc).i64(a.seq).i64(a.in_nelems).i64(a.out_nelems).text(a.dtype).i64(a.group_size)
+          .text(a.group_ranks).run();
+    }
   }
   void write(const FlowRow& r) {
     flow_ins.i64(trace_id).text(r.kind).i64(r.flow_id).i64(r.src_pid).i64(r.src_tid).i64(r.src_ts_ns).i64(r.dst_pid)
@@ -404,6 +413,7 @@ void StoreWriter::add_range(const RangeRow& r) {
   c.row.external_id = r.external_id;
   c.row.sequence_number = r.sequence_number;
   c.row.fwd_thread_id = r.fwd_thread_id;
+  if (r.collective) c.collective = std::make_shared<const CollectiveArgs>(*r.collective);
   impl_->push(std::move(c));
 }
 

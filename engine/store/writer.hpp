@@ -66,6 +66,12 @@ struct ApiCallRow {
   opt_i64 correlation_id, external_id;
 };
 
+// Arguments of a collective call recorded on its host range (schema/0005_jobs.sql, collective_arg).
+struct CollectiveArgs {
+  std::optional<std::string> collective_name, process_group, pg_desc, dtype, group_ranks;
+  opt_i64 seq, in_nelems, out_nelems, group_size;
+};
+
 struct RangeRow {
   opt_i64 pid, tid;
   int64_t start_ns = 0, dur_ns = 0;
@@ -74,6 +80,7 @@ struct RangeRow {
   std::optional<std::string> domain;
   opt_i64 device_id, external_id, sequence_number, fwd_thread_id;
   std::optional<std::string> input_dims, input_types, call_stack, module;  // JSON / text as recorded
+  std::optional<CollectiveArgs> collective;  // written to collective_arg, linked by the range's id
 };
 
 struct FlowRow {

@@ -122,6 +122,10 @@ simdjson::error_code EventParser::parse_args(od::value args, KinetoEvent& ev) {
     od::value v = field.value();
     bool handled = true;
     switch (key.size()) {
+      case 3:
+        if (key == "Seq") { ev.comm_seq = int_value(v); ev.has_comm = true; }
+        else handled = false;
+        break;
       case 4:
         if (key == "grid") dims3(v, ev.grid);
         else if (key == "name") { ev.meta_name = string_value(v); ev.has_meta_name = true; }
@@ -131,6 +135,7 @@ simdjson::error_code EventParser::parse_args(od::value args, KinetoEvent& ev) {
         if (key == "block") dims3(v, ev.block);
         else if (key == "bytes") ev.bytes = int_value(v);
         else if (key == "Bytes") ev.mem_bytes = int_value(v);
+        else if (key == "dtype") { ev.comm_dtype = string_value(v); ev.has_comm = true; }
         else handled = false;
         break;
       case 6:
@@ -148,6 +153,7 @@ simdjson::error_code EventParser::parse_args(od::value args, KinetoEvent& ev) {
         if (key == "Input Dims" || key == "Input dims") ev.input_dims = array_text(v, ev.has_input_dims);
         else if (key == "Input type") ev.input_types = array_text(v, ev.has_input_types);
         else if (key == "Call stack") { ev.call_stack = string_value(v); ev.has_call_stack = true; }
+        else if (key == "Group size") { ev.comm_group_size = int_value(v); ev.has_comm = true; }
         else handled = false;
         break;
       case 11:
@@ -159,20 +165,42 @@ simdjson::error_code EventParser::parse_args(od::value args, KinetoEvent& ev) {
       case 13:
         if (key == "shared memory") ev.shared_memory = int_value(v);
         else if (key == "Fwd thread id") ev.fwd_thread_id = int_value(v);
+        else if (key == "In msg nelems") { ev.comm_in_nelems = int_value(v); ev.has_comm = true; }
         else handled = false;
         break;
       case 14:
         if (key == "cuda_sync_kind") ev.sync_kind = string_value(v);
         else if (key == "Total Reserved") ev.total_reserved = int_value(v);
+        else if (key == "Out msg nelems") { ev.comm_out_nelems = int_value(v); ev.has_comm = true; }
         else handled = false;
         break;
       case 15:
         if (key == "Sequence number") ev.sequence_number = int_value(v);
         else if (key == "Total Allocated") ev.total_allocated = int_value(v);
+        else if (key == "Collective name") { ev.comm_name = string_value(v); ev.has_comm = true; }
         else handled = false;
         break;
       case 16:
         if (key == "Module Hierarchy") { ev.module_hierarchy = string_value(v); ev.has_module = true; }
+        else handled = false;
+        break;
+      case 18:
+        if (key == "Process Group Name") { ev.comm_pg_name = string_value(v); ev.has_comm = true; }
+        else handled = false;
+        break;
+      case 19:
+        if (key == "Process Group Ranks") {
+          // A string ('[0, 1]') in the PyTorch versions seen; an array is kept as its JSON text.
+          bool is_array = false;
+          if (token(v).starts_with("[")) ev.comm_group_ranks = array_text(v, is_array);
+          else ev.comm_group_ranks = string_value(v);
+          ev.has_comm = true;
+        } else {
+          handled = false;
+        }
+        break;
+      case 25:
+        if (key == "Process Group Description") { ev.comm_pg_desc = string_value(v); ev.has_comm = true; }
         else handled = false;
         break;
       case 20:

@@ -44,6 +44,10 @@ struct KinetoEvent {
   opt_i64 device_type, device_id, total_allocated, total_reserved, mem_bytes;  // [memory] events
   std::string_view input_dims, input_types, call_stack, module_hierarchy;
   bool has_input_dims = false, has_input_types = false, has_call_stack = false, has_module = false;
+  // Collective arguments (record_param_comms / nccl:* / gloo:* in newer PyTorch); has_comm when any is present.
+  std::string_view comm_name, comm_pg_name, comm_pg_desc, comm_dtype, comm_group_ranks;
+  opt_i64 comm_seq, comm_in_nelems, comm_out_nelems, comm_group_size;
+  bool has_comm = false;
   std::string_view sync_kind;     // cuda_sync_kind
   std::string_view meta_name;     // args.name of 'M' events
   std::string_view meta_labels;   // args.labels of process_labels

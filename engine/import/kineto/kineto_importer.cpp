@@ -417,6 +417,7 @@ class KinetoSink final : public kineto::ScanHandler {
         set_text(r.input_types, ev_.has_input_types, ev_.input_types);
         set_text(r.call_stack, ev_.has_call_stack, ev_.call_stack);
         set_text(r.module, ev_.has_module, ev_.module_hierarchy);
+        set_collective(r);
         note_host_thread(r.pid, r.tid);
         writer_.add_range(r);
         return;
@@ -441,6 +442,7 @@ class KinetoSink final : public kineto::ScanHandler {
         r.input_types.reset();
         r.call_stack.reset();
         r.module.reset();
+        r.collective.reset();
         note_device(device);
         writer_.add_range(r);
         if (c == Category::profiler_range) {
@@ -480,6 +482,26 @@ class KinetoSink final : public kineto::ScanHandler {
       case Category::unknown:
         return;
     }
+  }
+
+  // Collective arguments (Process Group Name, Seq, In msg nelems, ...) when the op recorded any.
+  void set_collective(RangeRow& r) {
+    if (!ev_.has_comm) {
+      r.collective.reset();
+      return;
+    }
+    CollectiveArgs a;
+    auto text = [](std::string_view v) { return v.empty() ? std::nullopt : std::optional<std::string>(v); };
+    a.collective_name = text(ev_.comm_name);
+    a.process_group = text(ev_.comm_pg_name);
+    a.pg_desc = text(ev_.comm_pg_desc);
+    a.dtype = text(ev_.comm_dtype);
+    a.group_ranks = text(ev_.comm_group_ranks);
+    a.seq = ev_.comm_seq;
+    a.in_nelems = ev_.comm_in_nelems;
+    a.out_nelems = ev_.comm_out_nelems;
+    a.group_size = ev_.comm_group_size;
+    r.collective = std::move(a);
   }
 
   // ---- 'i' events: allocator samples; other instants (Iteration Start, Record Window End) are markers ----

@@ -36,5 +36,7 @@ Report build_tensor(const ReportInput& input, const std::string& domain);
 Report build_op_type(const ReportInput& input, const std::string& domain);
 Report build_group_node(const ReportInput& input, const std::string& domain);
 Report build_expert_systems(const ReportInput& input, const std::string& domain);
+// Not DLProf's: per-rank collectives and POP efficiencies of multi-rank jobs (collectives_report.cpp).
+Report build_collectives(const ReportInput& input, const std::string& domain);
 
 }  // namespace proflint::dlprof
