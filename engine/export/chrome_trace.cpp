@@ -215,35 +215,16 @@ class ChromeExporter {
         p.end_ns = q.getColumn(1).getInt64();
       }
     }
-    // Host threads: every thread that has a call or a host range, plus named ones.
-    std::set<std::pair<int64_t, int64_t>> host;
-    std::string sql = "SELECT DISTINCT a.pid, a.tid FROM _api_call a WHERE " + host_filter(v, "a") +
-                      " AND a.pid IS NOT NULL AND a.tid IS NOT NULL UNION SELECT DISTINCT a.pid, a.tid FROM _range a WHERE " +
-                      host_filter(v, "a") + " AND a.pid IS NOT NULL AND a.tid IS NOT NULL AND a.device_id IS NULL" +
-                      " UNION SELECT a.pid, a.tid FROM thread a WHERE " + host_filter(v, "a");
-    SQLite::Statement hq(store_.db(), sql);
-    while (hq.executeStep()) host.emplace(hq.getColumn(0).getInt64(), hq.getColumn(1).getInt64());
     std::set<int64_t> used;
     int64_t renumbered = kRenumberedTid;
-    for (const auto& key : host) {
+    for (const auto& key : host_threads(store_, v)) {
       int64_t tid = key.second;
       if (tid >= kRenumberedTid || tid < 0 || used.count(tid)) tid = renumbered++;
       used.insert(tid);
       p.host[key] = tid;
     }
-    // GPU tracks: (device, stream) of everything that ran on the GPU; -1 = a sync without stream.
-    std::set<std::pair<int64_t, int64_t>> gpu;
-    std::string gsql;
-    for (const char* table : {"_kernel", "_memcpy", "_memset"})
-      gsql += std::string(gsql.empty() ? "" : " UNION ") + "SELECT DISTINCT COALESCE(a.device_id, -1), COALESCE(a.stream_id, -1) FROM " +
-              table + " a WHERE " + gpu_filter(v, "a");
-    gsql += " UNION SELECT DISTINCT COALESCE(a.device_id, -1), COALESCE(a.stream_id, -1) FROM sync_event a WHERE " + gpu_filter(v, "a");
-    gsql += " UNION SELECT DISTINCT a.device_id, COALESCE(a.tid, -1) FROM _range a WHERE " + gpu_filter(v, "a") +
-            " AND a.device_id IS NOT NULL AND a.pid IS NULL";
-    SQLite::Statement gq(store_.db(), gsql);
-    while (gq.executeStep()) gpu.emplace(gq.getColumn(0).getInt64(), gq.getColumn(1).getInt64());
     int64_t k = 0;
-    for (const auto& key : gpu) p.gpu[key] = kGpuTid + k++;
+    for (const auto& key : gpu_tracks(store_, v)) p.gpu[key] = kGpuTid + k++;
     // Iteration spans, for the iteration track and findings that name iterations.
     SQLite::Statement iq(store_.db(),
                          "SELECT iteration, start_ns, MAX(end_ns, COALESCE(gpu_end_ns, end_ns)) FROM iteration "
@@ -268,10 +249,7 @@ class ChromeExporter {
 
   void metadata(const Process& p) {
     meta(p, std::nullopt, "process", p.view.label, p.pid);
-    std::map<std::pair<int64_t, int64_t>, std::string> names;
-    SQLite::Statement q(store_.db(), "SELECT a.pid, a.tid, a.name FROM thread a WHERE " + host_filter(p.view, "a") +
-                                         " AND a.name IS NOT NULL AND a.name != ''");
-    while (q.executeStep()) names[{q.getColumn(0).getInt64(), q.getColumn(1).getInt64()}] = q.getColumn(2).getString();
+    auto names = thread_names(store_, p.view);
     std::set<int64_t> pids;
     for (const auto& [key, tid] : p.host) pids.insert(key.first);
     int64_t sort = 100;

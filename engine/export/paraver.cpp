@@ -123,16 +123,8 @@ class ParaverExporter {
 
   void collect_threads(Task& t) {
     const RankView& v = t.view;
-    std::set<std::pair<int64_t, int64_t>> host;
-    SQLite::Statement hq(store_.db(),
-                         "SELECT DISTINCT a.pid, a.tid FROM _api_call a WHERE " + host_filter(v, "a") +
-                             " AND a.pid IS NOT NULL AND a.tid IS NOT NULL UNION SELECT DISTINCT a.pid, a.tid FROM _range a WHERE " +
-                             host_filter(v, "a") + " AND a.pid IS NOT NULL AND a.tid IS NOT NULL AND a.device_id IS NULL");
-    while (hq.executeStep()) host.emplace(hq.getColumn(0).getInt64(), hq.getColumn(1).getInt64());
-    std::map<std::pair<int64_t, int64_t>, std::string> names;
-    SQLite::Statement nq(store_.db(), "SELECT a.pid, a.tid, a.name FROM thread a WHERE " + host_filter(v, "a") +
-                                          " AND a.name IS NOT NULL AND a.name != ''");
-    while (nq.executeStep()) names[{nq.getColumn(0).getInt64(), nq.getColumn(1).getInt64()}] = nq.getColumn(2).getString();
+    auto host = host_threads(store_, v);
+    auto names = thread_names(store_, v);
     std::set<int64_t> pids;
     for (const auto& k : host) pids.insert(k.first);
     std::string prefix = "R" + std::to_string(v.rank) + " ";
@@ -145,15 +137,7 @@ class ParaverExporter {
         name = prefix + (pids.size() > 1 ? "pid " + std::to_string(key.first) + " " : std::string()) + it->second;
       t.row_names.push_back(one_line(name));
     }
-    std::set<std::pair<int64_t, int64_t>> gpu;
-    std::string gsql;
-    for (const char* table : {"_kernel", "_memcpy", "_memset", "sync_event"})
-      gsql += std::string(gsql.empty() ? "" : " UNION ") + "SELECT DISTINCT COALESCE(a.device_id, -1), COALESCE(a.stream_id, -1) FROM " +
-              table + " a WHERE " + gpu_filter(v, "a");
-    gsql += " UNION SELECT DISTINCT a.device_id, COALESCE(a.tid, -1) FROM _range a WHERE " + gpu_filter(v, "a") +
-            " AND a.device_id IS NOT NULL AND a.pid IS NULL";
-    SQLite::Statement gq(store_.db(), gsql);
-    while (gq.executeStep()) gpu.emplace(gq.getColumn(0).getInt64(), gq.getColumn(1).getInt64());
+    auto gpu = gpu_tracks(store_, v);
     for (const auto& key : gpu) {
       t.gpu[key] = static_cast<int32_t>(t.row_names.size()) + 1;
       t.row_names.push_back(prefix + "GPU " + std::to_string(key.first) +

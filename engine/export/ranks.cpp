@@ -100,4 +100,35 @@ std::string gpu_filter(const RankView& r, const std::string& alias) {
   return f + ")";
 }
 
+std::vector<TrackKey> host_threads(Store& store, const RankView& r) {
+  std::set<TrackKey> keys;
+  SQLite::Statement q(store.db(), "SELECT DISTINCT a.pid, a.tid FROM _api_call a WHERE " + host_filter(r, "a") +
+                                      " AND a.pid IS NOT NULL AND a.tid IS NOT NULL UNION SELECT DISTINCT a.pid, a.tid FROM _range a WHERE " +
+                                      host_filter(r, "a") + " AND a.pid IS NOT NULL AND a.tid IS NOT NULL AND a.device_id IS NULL");
+  while (q.executeStep()) keys.emplace(q.getColumn(0).getInt64(), q.getColumn(1).getInt64());
+  return {keys.begin(), keys.end()};
+}
+
+std::vector<TrackKey> gpu_tracks(Store& store, const RankView& r) {
+  std::set<TrackKey> keys;
+  std::string sql;
+  for (const char* table : {"_kernel", "_memcpy", "_memset", "sync_event"})
+    sql += std::string(sql.empty() ? "" : " UNION ") + "SELECT DISTINCT COALESCE(a.device_id, -1), COALESCE(a.stream_id, -1) FROM " +
+           table + " a WHERE " + gpu_filter(r, "a");
+  // GPU-side annotations: device_id set, pid NULL, the stream in tid.
+  sql += " UNION SELECT DISTINCT a.device_id, COALESCE(a.tid, -1) FROM _range a WHERE " + gpu_filter(r, "a") +
+         " AND a.device_id IS NOT NULL AND a.pid IS NULL";
+  SQLite::Statement q(store.db(), sql);
+  while (q.executeStep()) keys.emplace(q.getColumn(0).getInt64(), q.getColumn(1).getInt64());
+  return {keys.begin(), keys.end()};
+}
+
+std::map<TrackKey, std::string> thread_names(Store& store, const RankView& r) {
+  std::map<TrackKey, std::string> names;
+  SQLite::Statement q(store.db(), "SELECT a.pid, a.tid, a.name FROM thread a WHERE " + host_filter(r, "a") +
+                                      " AND a.name IS NOT NULL AND a.name != ''");
+  while (q.executeStep()) names[{q.getColumn(0).getInt64(), q.getColumn(1).getInt64()}] = q.getColumn(2).getString();
+  return names;
+}
+
 }  // namespace proflint::exporter

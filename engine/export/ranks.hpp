@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,5 +35,14 @@ std::vector<RankView> rank_views(Store& store);
 // nothing: trace_id and pid are integers written into the text.
 std::string host_filter(const RankView& r, const std::string& alias);
 std::string gpu_filter(const RankView& r, const std::string& alias);
+
+using TrackKey = std::pair<int64_t, int64_t>;
+// (pid, tid) of the rank's host threads that made a call or hold a host range, sorted.
+std::vector<TrackKey> host_threads(Store& store, const RankView& r);
+// (device, stream) of the rank's GPU work (kernels, copies, memsets, syncs, GPU annotations),
+// sorted; -1 stands for a missing device or stream.
+std::vector<TrackKey> gpu_tracks(Store& store, const RankView& r);
+// Recorded names of the rank's threads.
+std::map<TrackKey, std::string> thread_names(Store& store, const RankView& r);
 
 }  // namespace proflint::exporter
