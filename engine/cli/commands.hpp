@@ -76,6 +76,14 @@ struct CompareOptions {
 };
 int cmd_compare(const CommonOptions& options, const CompareOptions& compare);
 
+// `proflint export`: a trace for a timeline viewer (engine/cli/cmd_export.cpp, docs/export.md).
+struct ExportOptions {
+  std::string format;      // perfetto | chrome (the same JSON) | paraver
+  std::string output;      // -o: the file ('-' stdout); for paraver the base name of .prv/.pcf/.row
+  bool no_findings = false;  // skip the analysis (no findings track)
+};
+int cmd_export(const CommonOptions& options, const ExportOptions& e);
+
 // Runs `body`, turning proflint::Error and library exceptions into "proflint: error: ..." on
 // stderr and exit code 2. A library's message (SQLite's "integer overflow") that escaped every
 // stage is prefixed with the command's `inputs`, so the line still names the files.

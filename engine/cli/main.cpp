@@ -89,6 +89,18 @@ int main(int argc, char** argv) {
   compare->add_option("--rules", common.rule_dirs, "also run the Lua rules in this folder (repeatable)");
   add_derive_flags(compare);
 
+  ExportOptions export_opts;
+  auto* exp = app.add_subcommand("export", "write the profile as a trace for Perfetto UI / chrome://tracing or Paraver");
+  exp->add_option("PROFILE", common.inputs, "profile files (several ranks are merged, one process per rank) or a saved store")
+      ->required();
+  exp->add_option("--format", export_opts.format, "perfetto, chrome (the same trace-event JSON) or paraver")->required();
+  exp->add_option("-o,--output", export_opts.output,
+                  "output file ('-' for stdout); for paraver the base name of OUT.prv, OUT.pcf and OUT.row")
+      ->required();
+  exp->add_flag("--no-findings", export_opts.no_findings, "do not run the analysis (no findings track)");
+  exp->add_option("--rules", common.rule_dirs, "also run the Lua rules in this folder for the findings track (repeatable)");
+  add_derive_flags(exp);
+
   std::string explain_id;
   auto* rules = app.add_subcommand("rules", "built-in detectors and Lua rules");
   rules->require_subcommand(1);
@@ -135,6 +147,7 @@ int main(int argc, char** argv) {
     if (report->parsed()) return cmd_report(common, report_opts);
     if (compare->parsed()) return cmd_compare(common, compare_opts);
     if (ingest->parsed()) return cmd_ingest(common, db_path);
+    if (exp->parsed()) return cmd_export(common, export_opts);
     if (query->parsed()) {
       common.inputs = {query_input};
       return cmd_query(common, sql);

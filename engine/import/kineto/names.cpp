@@ -67,6 +67,8 @@ Category classify_category(std::string_view cat) {
     if (cat == name) return category;
   if (cat == "xpu_runtime" || cat == "glow_runtime" || cat == "privateuse1_runtime" || cat == "privateuse1_driver")
     return Category::other_runtime;
+  // proflint's own tracks in an exported trace (iterations, findings): derived, not profile data.
+  if (cat == "proflint") return Category::ignored;
   return Category::unknown;
 }
 

@@ -28,7 +28,7 @@ enum class Category {
   profiler_range,       // cuda_profiler_range (CUPTI range profiler metrics)
   flow,                 // ac2g, async, async_gpu, async_cpu_to_gpu, fwdbwd
   other_range,          // overhead, collective_comm, mtia_insight: kept as range kind 'other'
-  ignored,              // Trace (the capture span), external_correlation: nothing to keep
+  ignored,              // Trace (the capture span), external_correlation, proflint (an export's own tracks): nothing to keep
   unknown,
 };
 
