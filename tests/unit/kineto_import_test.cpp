@@ -366,7 +366,7 @@ TEST_F(KinetoImport, TimesAndBytesBeyondWhatAProfileCanMeanAreDropped) {
   // Issue 20: values within int64 one by one whose sums are not. Limits are StoreWriter's:
   // times beyond +-2^61 ns (2.306e18), durations of one trace adding up past 2^56 ns (7.2e16),
   // byte counts beyond 2^50 (1.1e15).
-  std::string json = R"({"traceEvents": [
+  std::string json = R"J({"traceEvents": [
     {"ph": "X", "cat": "kernel", "name": "ok", "pid": 0, "tid": 7, "ts": 100, "dur": 5},
     {"ph": "X", "cat": "kernel", "name": "late", "pid": 0, "tid": 7, "ts": 2400000000000000, "dur": 1},
     {"ph": "X", "cat": "kernel", "name": "early", "pid": 0, "tid": 7, "ts": -2400000000000000, "dur": 1},
@@ -379,7 +379,7 @@ TEST_F(KinetoImport, TimesAndBytesBeyondWhatAProfileCanMeanAreDropped) {
      "args": {"device": 0, "stream": 7, "bytes": -5}},
     {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 9000000000000000,
      "args": {"Total Reserved": 1, "Total Allocated": 1, "Bytes": 1, "Device Id": 0, "Device Type": 1}}
-  ]})";
+  ]})J";
   import("limits.json", json);
   EXPECT_EQ(column("SELECT kind || '=' || count FROM import_issue ORDER BY kind"),
             "duration_total_out_of_range=1|memcpy_bytes_out_of_range=1|memory_sample_time_out_of_range=1|"
