@@ -140,14 +140,15 @@ TEST_F(HostileInput, DurationsNearInt64MaxAreDroppedAtImportNotOverflowedLater) 
   std::string events = R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 100, "dur": 50, "args": {"External id": 1}},
   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 110, "dur": 5, "args": {"correlation": 7, "External id": 1}},
   {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": 120, "dur": 30, "args": {"device": 0, "stream": 7, "correlation": 7, "External id": 1}})";
-  for (int i = 0; i < 2; ++i)  // ends ~0.8 ms short of INT64_MAX ns
+  for (int i = 0; i < 2; ++i)  // ends ~1.8 µs short of INT64_MAX ns
     events += R"(, {"ph": "X", "cat": "kernel", "name": "k_max", "pid": 0, "tid": 7, "ts": )" + std::to_string(200 + i) +
-              R"(, "dur": )" + std::to_string(9223372036854LL - 201) + R"(, "args": {"device": 0, "stream": 7}})";
+              R"(, "dur": )" + std::to_string(9223372036854775LL - 201) + R"(, "args": {"device": 0, "stream": 7}})";
   for (int i = 0; i < 3; ++i)
     events += R"J(, {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0, "tid": 7, "ts": )J" +
               std::to_string(300 + i) + R"(, "dur": 30000000000000, "args": {"device": 0, "stream": 7, "bytes": 4096}})";
   auto huge = write("huge.json", "{\"traceEvents\": [" + events + "]}");
-  for (const char* cmd : {"summary ", "analyze ", "analyze --format json ", "report --reports all "}) {
+  const std::string report = "report --reports all --output-path " + shell_quote(path("reports")) + " ";
+  for (const std::string& cmd : {std::string("summary "), std::string("analyze "), std::string("analyze --format json "), report}) {
     auto r = run_proflint(cmd + shell_quote(huge));
     EXPECT_EQ(r.exit_code, 0) << cmd << r.err;
   }
