@@ -7,7 +7,8 @@
 For each format and size it generates the input once (scripts/gen_profile.py, seed 7, 2 ranks of
 DDP, planted problems; cached in --dir, never in the repository), then measures, each as the median
 of --repeat processes:
-  * the read-only floor of that file (build/proflint_floor): gzip inflate alone, inflate + the
+  * the read-only floor of that file (build/proflint_floor): gzip inflate alone (the build's
+    inflater: ISA-L igzip where built with it; `proflint_floor inflate-zlib` measures zlib), inflate + the
     importer's scanner + simdjson parse of every event with no store (JSON), or a scan of every
     column of the kernel/runtime/memcpy/memset/sync/NVTX/StringIds tables (nsys SQLite);
   * `proflint analyze FILE --format json` (ingest + derive + every detector and shipped Lua rule):
@@ -83,7 +84,7 @@ def proflint(build, path):
     return t
 
 
-def machine():
+def machine(build=None):
     cpu = ""
     try:
         for line in open("/proc/cpuinfo"):
@@ -98,8 +99,14 @@ def machine():
         cxx = sh(["c++", "--version"]).stdout.splitlines()[0]
     except Exception:
         pass
+    libs = ""
+    if build:
+        try:  # the simdjson kernel and gzip inflater this binary picks on this CPU
+            libs = "; ".join(sh([os.path.join(build, "proflint"), "--version"]).stdout.splitlines()[1:])
+        except Exception:
+            pass
     return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": round(mem, 1), "kernel": platform.release(),
-            "compiler": cxx}
+            "compiler": cxx, "libraries": libs}
 
 
 def main():
@@ -147,7 +154,7 @@ def main():
                 row["import_over_inflate"] = round(row["import_s"] / inflate_s, 2)
             rows.append(row)
             print(json.dumps(row), file=sys.stderr)
-    result = {"machine": machine(), "load_before": [round(x, 2) for x in load_before],
+    result = {"machine": machine(a.build), "load_before": [round(x, 2) for x in load_before],
               "load_after": [round(x, 2) for x in os.getloadavg()], "date": time.strftime("%Y-%m-%d"), "rows": rows}
     with open(a.out, "w") as f:
         json.dump(result, f, indent=1)
@@ -167,6 +174,8 @@ def report(result):
     m = result["machine"]
     print("Machine: %s, %d cores, %.0f GiB, Linux %s, %s. Load average %s before, %s after." %
           (m["cpu"], m["cores"], m["memory_gib"], m["kernel"], m["compiler"], result["load_before"][0], result["load_after"][0]))
+    if m.get("libraries"):
+        print("Input libraries: %s." % m["libraries"])
     print()
     print("| format | events | MiB | import s | ingest ev/s | derive s | analyze s | total s | CPU s | peak RSS MiB | B/event "
           "| floor s | import/floor | total/floor | import/inflate |")

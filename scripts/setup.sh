@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake ninja-build pkg-config sqlite3 libsqlite3-dev libsqlitecpp-dev
   libtomlplusplus-dev liblua5.4-dev nlohmann-json3-dev librange-v3-dev libgtest-dev libgmock-dev
-  libsimdjson-dev libcli11-dev libfmt-dev zlib1g-dev libzstd-dev libbenchmark-dev python3
+  libsimdjson-dev libcli11-dev libfmt-dev zlib1g-dev libisal-dev libzstd-dev libbenchmark-dev python3
   clang libclang-rt-dev)  # clang + libFuzzer runtime: scripts/fuzz.sh
 
 missing=()
@@ -19,6 +19,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Chromium opens the HTML report in the browser test (tests/html/check_html.py). Installed on its
+# own so a machine without it still builds; the test then says it was skipped.
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+  echo "setup: installing chromium (for the HTML report browser test)"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null; } ||
+    echo "setup: chromium could not be installed: the HTML report browser test will be skipped"
 fi
 
 BUILD_DIR=${BUILD_DIR:-build}

@@ -1,12 +1,17 @@
 // bench/floor/read_floor.cpp — the read-only floor of an input: what merely reading it costs.
 //
-//   proflint_floor inflate FILE   gzip: inflate to nowhere (zlib, one core); plain: read the bytes
+//   proflint_floor inflate FILE   gzip: inflate to nowhere (the build's inflater, ISA-L igzip when
+//                                 built with it, on a second thread); plain: read the bytes
+//   proflint_floor inflate-zlib FILE   the same with zlib (the reference ISA-L is measured against)
 //   proflint_floor parse FILE     Kineto JSON: inflate + the importer's scanner + simdjson parse of
 //                                 every event, with no store (the floor proflint's import is held to)
+//   proflint_floor import FILE    the import stage alone (any format), into an in-memory store:
+//                                 what PROFLINT_TIMINGS' "import" measures, without derivation
 //   proflint_floor scan FILE      nsys SQLite: read every column of every row of the kernel, runtime,
 //                                 memcpy, memset, NVTX, sync and StringIds tables
 //
-// Prints one line "floor MODE EVENTS SECONDS BYTES" for bench/run_bench.py. Not a test, not part of
+// Prints one line "floor MODE EVENTS SECONDS BYTES" for bench/run_bench.py, and on stderr the
+// inflater and the simdjson kernel the parser ran (SIMDJSON_FORCE_IMPLEMENTATION changes the latter). Not a test, not part of
 // the library: it exists so the benchmark can state proflint's time as a ratio to these floors.
 #include <sqlite3.h>
 
@@ -16,6 +21,8 @@
 #include <vector>
 
 #include "engine/common/error.hpp"
+#include "engine/import/importer.hpp"
+#include "engine/store/store.hpp"
 #include "engine/import/kineto/byte_source.hpp"
 #include "engine/import/kineto/event_parser.hpp"
 #include "engine/import/kineto/trace_scanner.hpp"
@@ -72,15 +79,16 @@ int scan_sqlite(const std::string& path, uint64_t& rows, uint64_t& bytes) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: proflint_floor inflate|parse|scan FILE\n");
+    std::fprintf(stderr, "usage: proflint_floor inflate|inflate-zlib|parse|import|scan FILE\n");
     return 2;
   }
   const std::string mode = argv[1], path = argv[2];
   auto t0 = std::chrono::steady_clock::now();
   uint64_t events = 0, bytes = 0;
   try {
-    if (mode == "inflate") {
-      auto src = proflint::kineto::open_byte_source(path);
+    if (mode == "inflate" || mode == "inflate-zlib") {
+      auto src = proflint::kineto::open_byte_source(
+          path, mode == "inflate" ? proflint::kineto::Inflater::best : proflint::kineto::Inflater::zlib);
       std::vector<char> buf(size_t{1} << 20);
       while (size_t n = src->read(buf.data(), buf.size())) bytes += n;
     } else if (mode == "parse") {
@@ -89,6 +97,9 @@ int main(int argc, char** argv) {
       auto scan = proflint::kineto::scan_trace(*src, path, handler);
       events = handler.events;
       bytes = scan.bytes;
+    } else if (mode == "import") {
+      proflint::Store store = proflint::Store::create_in_memory();
+      events = static_cast<uint64_t>(proflint::import_file(path, store, {}).rows);
     } else if (mode == "scan") {
       if (int rc = scan_sqlite(path, events, bytes)) return rc;
     } else {
@@ -100,6 +111,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::fprintf(stderr, "inflater: %s; JSON parser: %s\n", proflint::kineto::inflater_name(),
+               proflint::kineto::json_parser_description().c_str());
   std::printf("floor %s %llu %.4f %llu\n", mode.c_str(), static_cast<unsigned long long>(events), s,
               static_cast<unsigned long long>(bytes));
   return 0;

@@ -8,6 +8,7 @@
 #include "engine/common/error.hpp"
 #include "engine/gate/compare.hpp"
 #include "engine/report/compare_report.hpp"
+#include "engine/report/html_report.hpp"
 #include "engine/report/output.hpp"
 
 namespace proflint {
@@ -64,7 +65,9 @@ LoadedSide load_side(const std::vector<std::string>& paths, const CommonOptions&
 }
 
 // Renders the result in the chosen format and writes it (stdout or -o FILE).
-void emit(const gate::CompareResult& result, const CommonOptions& options) {
+// `baselines` and `candidate` feed the HTML page's step-time distributions.
+void emit(const gate::CompareResult& result, const CommonOptions& options, const std::vector<const gate::Side*>& baselines,
+          const gate::Side& candidate) {
   bool color = options.format == "text" && options.output == "-" && use_color_on_stdout();
   std::string text;
   if (options.format == "json")
@@ -73,6 +76,8 @@ void emit(const gate::CompareResult& result, const CommonOptions& options) {
     text = render_compare_markdown(result);
   else if (options.format == "junit")
     text = render_compare_junit(result);
+  else if (options.format == "html")
+    text = render_compare_html(result, baselines, candidate);
   else
     text = render_compare_text(result, color);
   write_output(options.output, text, color);
@@ -97,16 +102,18 @@ int compare_history(const CommonOptions& options, const CompareOptions& compare,
     findings.push_back(std::move(p.findings));
   }
   auto result = gate::compare_history(sides, c.side, findings, c.findings, config.gate, compare.strict);
-  emit(result, options);
+  std::vector<const gate::Side*> baselines;
+  for (const auto& s : sides) baselines.push_back(&s);
+  emit(result, options, baselines, c.side);
   return result.exit_code();
 }
 
 }  // namespace
 
 int cmd_compare(const CommonOptions& options, const CompareOptions& compare) {
-  static const std::vector<std::string> formats = {"text", "json", "markdown", "junit"};
+  static const std::vector<std::string> formats = {"text", "json", "markdown", "junit", "html"};
   if (std::find(formats.begin(), formats.end(), options.format) == formats.end())
-    throw Error("--format must be text, json, markdown or junit, got '" + options.format + "'");
+    throw Error("--format must be text, json, markdown, junit or html, got '" + options.format + "'");
   // History mode: --baseline FOLDER... CANDIDATE without --candidate (the option takes several
   // values, so the candidate may arrive as its last value or as the one positional argument).
   if (compare.candidate.empty() && !compare.baseline.empty()) {
@@ -157,7 +164,7 @@ int cmd_compare(const CommonOptions& options, const CompareOptions& compare) {
   }();
   LoadedSide c = pending.get();
   auto result = gate::compare_sides(b.side, c.side, b.findings, c.findings, config.gate, compare.strict);
-  emit(result, options);
+  emit(result, options, {&b.side}, c.side);
   return result.exit_code();
 }
 

@@ -22,9 +22,12 @@
 #include "engine/analysis/runner.hpp"
 #include "engine/common/suggest.hpp"
 #include "engine/derive/derive.hpp"
+#include "engine/import/kineto/byte_source.hpp"
+#include "engine/import/kineto/event_parser.hpp"
 #include "engine/report/dlprof/model.hpp"
 #include "engine/report/findings_report.hpp"
 #include "engine/report/format.hpp"
+#include "engine/report/html_report.hpp"
 #include "engine/report/output.hpp"
 #include "engine/report/summary_report.hpp"
 
@@ -158,6 +161,11 @@ int run_command(const std::function<int()>& body, const std::vector<std::string>
   return 2;
 }
 
+std::string version_text() {
+  return std::string("proflint ") + PROFLINT_VERSION + "\nKineto JSON: " + kineto::json_parser_description() +
+         "\ngzip: " + kineto::inflater_name() + "\nSQLite: " + sqlite3_libversion();
+}
+
 int cmd_summary(const CommonOptions& options) {
   if (options.format != "text" && options.format != "json")
     throw Error("--format must be text or json for summary, got '" + options.format + "'");
@@ -170,8 +178,9 @@ int cmd_summary(const CommonOptions& options) {
 }
 
 int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze) {
-  static const std::set<std::string> formats = {"text", "json", "markdown", "sarif"};
-  if (!formats.count(options.format)) throw Error("--format must be text, json, markdown or sarif, got '" + options.format + "'");
+  static const std::set<std::string> formats = {"text", "json", "markdown", "sarif", "html"};
+  if (!formats.count(options.format))
+    throw Error("--format must be text, json, markdown, sarif or html, got '" + options.format + "'");
   std::optional<Severity> threshold;
   if (analyze.fail_on != "never") {
     threshold = parse_severity(analyze.fail_on);
@@ -195,6 +204,7 @@ int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze) {
   if (options.format == "json") text = render_findings_json(result);
   else if (options.format == "markdown") text = render_findings_markdown(result);
   else if (options.format == "sarif") text = render_findings_sarif(result);
+  else if (options.format == "html") text = render_findings_html(store, result);
   else text = render_findings_text(result, color);
   out.stage(escape_controls(text, color));  // a kernel name's escape sequence must not reach the terminal
   std::vector<OutputFile*> outputs{&out};

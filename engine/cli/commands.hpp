@@ -26,6 +26,10 @@ struct CommonOptions {
   std::vector<std::string> rule_dirs;      // --rules DIR (repeatable): folders of Lua rules
 };
 
+// `proflint --version`: the version, then the input libraries this build and CPU use (simdjson
+// kernel picked at run time, gzip inflater), for bug reports and the benchmark.
+std::string version_text();
+
 int cmd_summary(const CommonOptions& options);
 int cmd_ingest(const CommonOptions& options, const std::string& db_path);
 int cmd_query(const CommonOptions& options, const std::string& sql);

@@ -9,7 +9,7 @@ int main(int argc, char** argv) {
   using namespace proflint;
   CLI::App app{"proflint: an expert system for GPU deep-learning profiles"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("proflint ") + PROFLINT_VERSION);
+  app.set_version_flag("--version", [] { return version_text(); });
 
   CommonOptions common;
   std::string db_path, sql, query_input;
@@ -27,8 +27,8 @@ int main(int argc, char** argv) {
   AnalyzeOptions analyze_opts;
   auto* analyze = app.add_subcommand("analyze", "find performance problems, ranked by estimated time saved");
   analyze->add_option("PROFILE", common.inputs, "profile files or a saved store")->required();
-  analyze->add_option("--format", common.format, "text, json, markdown or sarif")
-      ->check(CLI::IsMember({"text", "json", "markdown", "sarif"}));
+  analyze->add_option("--format", common.format, "text, json, markdown, sarif or html")
+      ->check(CLI::IsMember({"text", "json", "markdown", "sarif", "html"}));
   analyze->add_option("-o,--output", common.output, "output file (default stdout)");
   analyze->add_option("--fail-on", analyze_opts.fail_on, "exit 1 when a finding has at least this severity")
       ->check(CLI::IsMember({"high", "medium", "low", "never"}));
@@ -78,8 +78,8 @@ int main(int argc, char** argv) {
   compare->add_option("PROFILES", compare_opts.positional, "BASELINE CANDIDATE (profiles, saved stores or folders)");
   compare->add_option("--baseline", compare_opts.baseline, "baseline files or folders (repeated runs or ranks)");
   compare->add_option("--candidate", compare_opts.candidate, "candidate files or folders (repeated runs or ranks)");
-  compare->add_option("--format", common.format, "text, json, markdown or junit")
-      ->check(CLI::IsMember({"text", "json", "markdown", "junit"}));
+  compare->add_option("--format", common.format, "text, json, markdown, junit or html")
+      ->check(CLI::IsMember({"text", "json", "markdown", "junit", "html"}));
   compare->add_option("-o,--output", common.output, "output file (default stdout)");
   compare->add_flag("--strict", compare_opts.strict, "exit 1 when the result is inconclusive, too");
   compare->add_option("--rules", common.rule_dirs, "also run the Lua rules in this folder (repeatable)");

@@ -1,7 +1,15 @@
-// engine/import/kineto/byte_source.cpp — plain-file and zlib-inflate byte sources.
+// engine/import/kineto/byte_source.cpp — plain-file and gzip-inflate byte sources.
+//
+// gzip is inflated by ISA-L's igzip where the build found it (PROFLINT_HAVE_ISAL: ~2-3x zlib's
+// speed on x86-64, its kernels picked at run time for the CPU), else by zlib. Both accept the
+// same files (one or several concatenated members, zero padding after the last) and refuse the
+// same ones (truncated, corrupt, bad CRC), with the same messages.
 #include "engine/import/kineto/byte_source.hpp"
 
 #include <zlib.h>
+#if PROFLINT_HAVE_ISAL
+#include <isa-l/igzip_lib.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -53,6 +61,17 @@ class FileSource final : public ByteSource {
   uint64_t pos_ = 0;
 };
 
+bool only_zeros(const unsigned char* p, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (p[i] != 0) return false;
+  return true;
+}
+
+std::string truncated_gzip() { return "gzip data ends early (file truncated?): expected the rest of the compressed stream"; }
+std::string corrupt_gzip(const char* what) {
+  return std::string("corrupt gzip data (") + what + "): expected a valid gzip stream";
+}
+
 // zlib's inflate in chunks (windowBits 15+32: gzip or zlib header, detected by zlib itself).
 class GzipSource final : public ByteSource {
  public:
@@ -74,8 +93,7 @@ class GzipSource final : public ByteSource {
           if (std::ferror(file_.get()))
             throw input_error(path_, "byte " + std::to_string(consumed()), std::string("read failed: ") + std::strerror(errno));
           if (!member_ended_)
-            throw input_error(path_, "byte " + std::to_string(consumed()),
-                              "gzip data ends early (file truncated?): expected the rest of the compressed stream");
+            throw input_error(path_, "byte " + std::to_string(consumed()), truncated_gzip());
           done_ = true;
           break;
         }
@@ -100,9 +118,7 @@ class GzipSource final : public ByteSource {
       }
       if (rc == Z_BUF_ERROR && zs_.avail_in == 0) continue;  // needs more input
       if (rc != Z_OK) {
-        throw input_error(path_, "byte " + std::to_string(consumed()),
-                          std::string("corrupt gzip data (") + (zs_.msg ? zs_.msg : "inflate error") +
-                              "): expected a valid gzip stream");
+        throw input_error(path_, "byte " + std::to_string(consumed()), corrupt_gzip(zs_.msg ? zs_.msg : "inflate error"));
       }
     }
     return want - zs_.avail_out;
@@ -111,11 +127,6 @@ class GzipSource final : public ByteSource {
 
  private:
   uint64_t consumed() const { return file_pos_ - zs_.avail_in; }
-  static bool only_zeros(const Bytef* p, size_t n) {
-    for (size_t i = 0; i < n; ++i)
-      if (p[i] != 0) return false;
-    return true;
-  }
 
   std::string path_;
   FilePtr file_;
@@ -125,6 +136,94 @@ class GzipSource final : public ByteSource {
   bool member_ended_ = false;
   bool done_ = false;
 };
+
+#if PROFLINT_HAVE_ISAL
+// ISA-L's igzip inflate, with the gzip header and CRC-32/size trailer checked by ISA-L itself
+// (ISAL_GZIP). Same chunked protocol, member handling and errors as GzipSource.
+class IsalGzipSource final : public ByteSource {
+ public:
+  IsalGzipSource(std::string path, FilePtr file)
+      : path_(std::move(path)), file_(std::move(file)), in_(1 << 20), st_(std::make_unique<inflate_state>()) {
+    start_member();
+  }
+
+  size_t read(char* dst, size_t cap) override {
+    if (done_ || cap == 0) return 0;
+    const size_t want = std::min<size_t>(cap, 1u << 30);
+    st_->next_out = reinterpret_cast<uint8_t*>(dst);
+    st_->avail_out = static_cast<uint32_t>(want);
+    while (st_->avail_out > 0) {
+      if (st_->avail_in == 0) {
+        size_t n = std::fread(in_.data(), 1, in_.size(), file_.get());
+        if (n == 0) {
+          if (std::ferror(file_.get()))
+            throw input_error(path_, "byte " + std::to_string(consumed()), std::string("read failed: ") + std::strerror(errno));
+          if (!member_ended_) throw input_error(path_, "byte " + std::to_string(consumed()), truncated_gzip());
+          done_ = true;
+          break;
+        }
+        file_pos_ += n;
+        st_->next_in = reinterpret_cast<uint8_t*>(in_.data());
+        st_->avail_in = static_cast<uint32_t>(n);
+      }
+      if (member_ended_) {
+        if (only_zeros(st_->next_in, st_->avail_in)) {
+          st_->avail_in = 0;
+          continue;
+        }
+        // Another member: a fresh state that carries on with the same input and output.
+        uint8_t *next_in = st_->next_in, *next_out = st_->next_out;
+        uint32_t avail_in = st_->avail_in, avail_out = st_->avail_out;
+        start_member();
+        st_->next_in = next_in;
+        st_->avail_in = avail_in;
+        st_->next_out = next_out;
+        st_->avail_out = avail_out;
+      }
+      const uint32_t in_before = st_->avail_in, out_before = st_->avail_out;
+      int rc = isal_inflate(st_.get());
+      if (rc < 0) throw input_error(path_, "byte " + std::to_string(consumed()), corrupt_gzip(error_text(rc)));
+      if (st_->block_state == ISAL_BLOCK_FINISH) {
+        member_ended_ = true;
+        continue;
+      }
+      // No progress with input left and room for output cannot happen on valid data; refuse
+      // rather than spin.
+      if (st_->avail_in == in_before && st_->avail_out == out_before && st_->avail_in > 0)
+        throw input_error(path_, "byte " + std::to_string(consumed()), corrupt_gzip("inflate made no progress"));
+    }
+    return want - st_->avail_out;
+  }
+  uint64_t file_bytes_read() const override { return consumed(); }
+
+ private:
+  void start_member() {
+    isal_inflate_init(st_.get());
+    st_->crc_flag = ISAL_GZIP;
+    member_ended_ = false;
+  }
+  uint64_t consumed() const { return file_pos_ - st_->avail_in; }
+  static const char* error_text(int rc) {
+    switch (rc) {
+      case ISAL_INVALID_BLOCK: return "invalid block type";
+      case ISAL_INVALID_SYMBOL: return "invalid code";
+      case ISAL_INVALID_LOOKBACK: return "invalid distance too far back";
+      case ISAL_INVALID_WRAPPER: return "incorrect header check";
+      case ISAL_UNSUPPORTED_METHOD: return "unknown compression method";
+      case ISAL_INCORRECT_CHECKSUM: return "incorrect data check";
+      default: return "inflate error";
+    }
+  }
+
+  std::string path_;
+  FilePtr file_;
+  std::vector<char> in_;
+  std::unique_ptr<inflate_state> st_;
+  uint64_t file_pos_ = 0;
+  bool member_ended_ = false;
+  bool done_ = false;
+};
+#endif
 
 // Inflates on a second thread, a few 1 MiB chunks ahead of the reader, so that decompression
 // overlaps parsing (gzip is the floor of a .json.gz: ~370 MiB/s of JSON on one core). Errors of the
@@ -215,14 +314,26 @@ class ReadAheadSource final : public ByteSource {
 
 }  // namespace
 
-std::unique_ptr<ByteSource> open_byte_source(const std::string& path) {
+const char* inflater_name(Inflater inflater) {
+#if PROFLINT_HAVE_ISAL
+  if (inflater != Inflater::zlib) return "isa-l igzip";
+#endif
+  (void)inflater;
+  return "zlib";
+}
+
+std::unique_ptr<ByteSource> open_byte_source(const std::string& path, Inflater inflater) {
   FilePtr file(std::fopen(path.c_str(), "rb"));
   if (!file) throw input_error(path, "", std::string("cannot open: ") + std::strerror(errno));
   unsigned char magic[2] = {};
   size_t n = std::fread(magic, 1, 2, file.get());
   std::rewind(file.get());
   if (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-    auto gz = std::make_unique<GzipSource>(path, std::move(file));
+    std::unique_ptr<ByteSource> gz;
+#if PROFLINT_HAVE_ISAL
+    if (inflater != Inflater::zlib) gz = std::make_unique<IsalGzipSource>(path, std::move(file));
+#endif
+    if (!gz) gz = std::make_unique<GzipSource>(path, std::move(file));
     if (std::thread::hardware_concurrency() < 2) return gz;
     return std::make_unique<ReadAheadSource>(std::move(gz));
   }

@@ -34,8 +34,14 @@ class MemorySource final : public ByteSource {
   size_t pos_ = 0;
 };
 
+// Which library inflates gzip: `best` is ISA-L's igzip when the build has it (CMake option
+// PROFLINT_WITH_ISAL), else zlib; `zlib` forces zlib (the benchmark's and the tests' reference).
+enum class Inflater { best, zlib };
+// The library `inflater` resolves to in this build: "isa-l igzip" or "zlib".
+const char* inflater_name(Inflater inflater = Inflater::best);
+
 // Opens `path`; gzip (by its magic bytes, not the name) is inflated on the fly, including files
 // made of several concatenated gzip members. Throws proflint::Error naming the file.
-std::unique_ptr<ByteSource> open_byte_source(const std::string& path);
+std::unique_ptr<ByteSource> open_byte_source(const std::string& path, Inflater inflater = Inflater::best);
 
 }  // namespace proflint::kineto

@@ -5,11 +5,12 @@
 // becomes. All string_views point into the parser's buffers and live until the next parse().
 #pragma once
 
-#include <simdjson.h>
-
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -58,17 +59,41 @@ struct KinetoEvent {
 
 enum class ParseStatus { ok, invalid_json, not_an_object };
 
+// Bytes readable after every event handed to parse() (simdjson reads ahead; checked against
+// simdjson::SIMDJSON_PADDING where simdjson is compiled in).
+constexpr size_t kParserPadding = 64;
+
+// The parser compiled for one simdjson kernel (event_parser_kernel.cpp).
+class EventParserKernel {
+ public:
+  virtual ~EventParserKernel();
+  virtual ParseStatus parse(const char* data, size_t size, KinetoEvent& event, std::string_view& error) = 0;
+  virtual const char* name() const = 0;  // simdjson's name of the kernel: "icelake", "haswell", "fallback"...
+};
+
 class EventParser {
  public:
+  // Uses the kernel simdjson picked for this CPU at run time. For benchmarks, simdjson's
+  // SIMDJSON_FORCE_IMPLEMENTATION=fallback|haswell|icelake changes that choice (stage 1 included),
+  // PROFLINT_JSON_KERNEL=generic|haswell|icelake only the parser's copy (event_parser.cpp).
   EventParser();
-  // Parses `size` bytes at `data`; at least SIMDJSON_PADDING bytes after them must be readable.
+  // Parses `size` bytes at `data`; at least kParserPadding bytes after them must be readable.
   // On failure `error` says what simdjson reported.
-  ParseStatus parse(const char* data, size_t size, KinetoEvent& event, std::string_view& error);
+  ParseStatus parse(const char* data, size_t size, KinetoEvent& event, std::string_view& error) {
+    return kernel_->parse(data, size, event, error);
+  }
+  // The kernel parse() runs: simdjson's name of it ("icelake", "haswell", "fallback"...).
+  const char* kernel_name() const { return kernel_->name(); }
 
  private:
-  simdjson::error_code parse_args(simdjson::ondemand::value args, KinetoEvent& event);
-  simdjson::ondemand::parser parser_;
-  const char* doc_end_ = nullptr;
+  std::unique_ptr<EventParserKernel> kernel_;
 };
+
+// What the parser of this process runs, for --verbose and the benchmark: "simdjson 3.0.1, kernel
+// icelake (CPU: icelake)": the kernel of On Demand, and simdjson's own run-time choice.
+std::string json_parser_description();
+
+// One parser per kernel this build compiled and this CPU can run (tests compare them).
+std::vector<std::unique_ptr<EventParserKernel>> runnable_event_parser_kernels();
 
 }  // namespace proflint::kineto

@@ -32,7 +32,7 @@ namespace {
 using kineto::Category;
 using kineto::KinetoEvent;
 
-static_assert(kineto::kEventPadding >= simdjson::SIMDJSON_PADDING, "scanner padding must cover simdjson's read-ahead");
+static_assert(kineto::kEventPadding >= kineto::kParserPadding, "scanner padding must cover the parser's read-ahead");
 
 // Kineto's epoch timestamps are ~1.6e15 µs; monotonic clocks (TraceLens, H100 traces with
 // baseTimeNanoseconds) are far below 1e15 µs.

@@ -61,6 +61,9 @@ class ExportReader {
 
  private:
   void guarded(const std::string& table, void (ExportReader::*step)());
+  void start_read_ahead();
+  std::string nvtx_domain_clause() const;
+  std::string memory_usage_clause() const;
   void read_strings();
   void read_enums();
   void read_gpu_tables();

@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""tests/html/check_html.py — the HTML report in a real browser (headless Chromium).
+
+For each case, proflint writes the report; Chromium opens it from disk with `#pf-selftest`, which
+makes the page (engine/report/html/report.js) click every finding, measure every chart and write
+what it saw into the DOM; `--dump-dom` hands that back. The expectations are computed here from
+the data block embedded in the same file, so a page that drops a series, draws an empty canvas or
+highlights the wrong window fails:
+  - no script error, no Content-Security-Policy violation, no resource fetched (no network);
+  - every chart exists with the expected number of series and has painted pixels;
+  - clicking a finding selects it, switches the timeline to the window holding its evidence,
+    draws the evidence band and outlines every evidence event that window holds;
+  - tables hold every row of the data; the timeline canvas is painted.
+
+Usage: check_html.py --proflint BUILD/proflint [--source-dir DIR] [--realdata DIR] [--keep DIR]
+Exit 77 (ctest SKIP_RETURN_CODE) when no Chromium is installed: scripts/setup.sh installs it.
+"""
+import argparse
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+CATEGORIES = ["kernel_tc", "kernel_other", "communication", "memcpy", "memset", "runtime", "dataloader", "cpu", "idle"]
+
+
+def find_chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def embedded_data(page):
+    m = re.search(r'<script type="application/json" id="pf-data">(.*?)</script>', page, re.S)
+    if not m:
+        raise AssertionError("no embedded data block")
+    return json.loads(m.group(1))
+
+
+def run_browser(chromium, path, profile_dir):
+    cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
+           "--user-data-dir=" + profile_dir, "--virtual-time-budget=15000", "--window-size=1400,1000",
+           "--enable-logging=stderr", "--v=0", "--dump-dom", "file://" + os.path.abspath(path) + "#pf-selftest"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    m = re.search(r'<pre id="pf-selftest">(.*?)</pre>', proc.stdout, re.S)
+    if not m:
+        raise AssertionError("the page wrote no self-test result (script failed to run?); browser stderr:\n" +
+                         proc.stderr[-3000:])
+    # Console messages Chromium logs itself (an exception before the page's hooks were installed).
+    console = [line for line in proc.stderr.splitlines() if "CONSOLE" in line]
+    return json.loads(html.unescape(m.group(1))), console
+
+
+def expected_analysis_charts(data):
+    charts = {}
+    summary = data["summary"]["traces"]
+    devs = [d.get("breakdown_ns", {}) for t in summary for d in t["devices"]]
+    if devs:
+        charts["breakdown-gpus"] = sum(1 for c in CATEGORIES if any(d.get(c, 0) > 0 for d in devs))
+    with_iters = []
+    for t in data["traces"]:
+        it = t["iterations"]
+        if it["ordinal"]:
+            with_iters.append(t)
+            for b in it["breakdown"]:
+                charts["breakdown-iter-t%d-d%d" % (t["trace_id"], b["device_id"])] = sum(
+                    1 for c in CATEGORIES if any(v > 0 for v in b["categories"].get(c, [])))
+            charts["steps-t%d" % t["trace_id"]] = 3
+        se = t["series"]
+        if se["devices"]:
+            charts["util-t%d" % t["trace_id"]] = 2 * len(se["devices"])
+        groups = {}
+        for s in se["samples"]:
+            key = "memory" if s["unit"] == "bytes" else s["name"]
+            groups.setdefault(key, 0)
+            groups[key] += 1
+        for g, n in enumerate(groups.values()):
+            charts["samples-t%d-%d" % (t["trace_id"], g)] = n
+    if len(with_iters) > 1:
+        charts["steps-ranks"] = len(with_iters)
+        charts["waits-ranks"] = len(with_iters)
+    return charts
+
+
+def check_case(name, page_path, result, console, failures):
+    def fail(msg):
+        failures.append("%s: %s" % (name, msg))
+
+    with open(page_path, encoding="utf-8") as f:
+        page = f.read()
+    data = embedded_data(page)
+    if "Content-Security-Policy" not in page or "default-src 'none'" not in page:
+        fail("the page has no Content-Security-Policy forbidding fetches")
+    if result["errors"]:
+        fail("script errors: %s" % result["errors"][:3])
+    if console:
+        fail("console messages: %s" % console[:3])
+    if result["csp"]:
+        fail("blocked fetches (CSP violations): %s" % result["csp"][:3])
+    if result["resources"]:
+        fail("resources fetched: %s" % result["resources"][:3])
+    if data["kind"] == "compare":
+        sides = [s for s in data["sides"] if s["steps_ns"]]
+        expected = {"distributions": len(sides)} if sides else {}
+    else:
+        expected = expected_analysis_charts(data)
+    got = result["charts"]
+    if set(got) != set(expected):
+        fail("charts %s, expected %s" % (sorted(got), sorted(expected)))
+    for cid, n in expected.items():
+        c = got.get(cid)
+        if not c:
+            continue
+        if c["series"] != n:
+            fail("chart %s has %d series, expected %d" % (cid, c["series"], n))
+        if c["with_data"] == 0 or c["pixels"] == 0:
+            fail("chart %s is empty (%d series with data, %d painted pixels)" % (cid, c["with_data"], c["pixels"]))
+    tables = {t["id"]: t["rows"] for t in result["tables"]}
+    if data["kind"] == "compare":
+        if tables.get("table-metrics") != len(data["compare"]["metrics"]):
+            fail("metric table rows %s, expected %d" % (tables.get("table-metrics"), len(data["compare"]["metrics"])))
+        return 0
+    if tables.get("table-kernels") != len(data["kernels"]["rows"]) or tables.get("table-ops") != len(data["op_types"]["rows"]):
+        fail("table rows %s, expected %d kernels and %d op types" % (tables, len(data["kernels"]["rows"]), len(data["op_types"]["rows"])))
+    tl = result.get("timeline")
+    if data["timeline"]["views"] and (not tl or tl["pixels"] == 0):
+        fail("the timeline canvas is empty")
+    n_findings = len(data["analysis"]["findings"]) + len(data["analysis"]["diagnostics"])
+    if len(result["findings"]) != n_findings:
+        fail("%d findings clicked, the analysis has %d" % (len(result["findings"]), n_findings))
+    outlined = 0
+    for f, h in zip(result["findings"], data["highlights"]):
+        if not f["selected"]:
+            fail("finding %d (%s) not selected by a click" % (f["index"], f["id"]))
+        if h["view"] is None:
+            continue
+        d = f["draw"] or {}
+        if f["view"] != h["view"] or d.get("view") != h["view"]:
+            fail("finding %d (%s): timeline shows window %s, its evidence is in %s" % (f["index"], f["id"], f["view"], h["view"]))
+        if not d.get("band"):
+            fail("finding %d (%s): no evidence band drawn" % (f["index"], f["id"]))
+        if d.get("outlined") != len(h["events"]):
+            fail("finding %d (%s): %s evidence events outlined, %d in the window" % (f["index"], f["id"], d.get("outlined"), len(h["events"])))
+        outlined += d.get("outlined", 0)
+    return outlined
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--proflint", required=True)
+    ap.add_argument("--source-dir", default=os.path.join(os.path.dirname(__file__), "..", ".."))
+    ap.add_argument("--realdata", default=None)
+    ap.add_argument("--keep", default=None, help="folder to keep the HTML files in")
+    args = ap.parse_args()
+    src = os.path.abspath(args.source_dir)
+    chromium = find_chromium()
+    if not chromium:
+        print("SKIPPED: no Chromium found (scripts/setup.sh installs Debian's `chromium`); the HTML report was not "
+              "checked in a browser")
+        return 77
+    realdata = args.realdata or os.path.join(src, "..", "shared", "realdata")
+    fx = lambda p: os.path.join(src, "fixtures", p)
+    rd = lambda p: os.path.join(realdata, p)
+    cases = [
+        ("sample_train", ["analyze", fx("sample_train.json.gz")]),
+        ("sample_amp", ["analyze", fx("sample_amp.json.gz")]),
+        ("sample_train_nsys", ["analyze", fx("sample_train.nsys.sqlite")]),
+        ("ddp2_two_ranks", ["analyze", fx("ddp2_rank0.json.gz"), fx("ddp2_rank1_slow30.json.gz")]),
+        ("compare_slow10", ["compare", fx("compare/base.json.gz"), fx("compare/slow10_outlier.json.gz")]),
+    ]
+    real = [
+        ("real_kineto_training_resnet50", ["analyze", rd("kineto/tb_resnet50_v100_workers0.pt.trace.json.gz")]),
+        ("real_nsys_h100_2gpu", ["analyze", rd("nsys/nsys2026_h100_2gpu_1s.sqlite")]),
+        ("real_kineto_inference_alexnet", ["analyze", rd("kineto/hta_alexnet_a100_inference.json.gz")]),
+    ]
+    if os.path.isdir(realdata):
+        cases += real
+    else:
+        print("SKIPPED (visible): %s is absent: the three real-profile cases did not run" % realdata)
+    failures = []
+    outlined_total = 0
+    work = tempfile.mkdtemp(prefix="proflint-html-")
+    out_dir = args.keep or work
+    os.makedirs(out_dir, exist_ok=True)
+    try:
+        for name, cmd in cases:
+            page = os.path.join(out_dir, name + ".html")
+            t0 = time.time()
+            proc = subprocess.run([args.proflint] + cmd + ["--format", "html", "-o", page], capture_output=True, text=True,
+                                  timeout=300, cwd=src)
+            if proc.returncode not in (0, 1) or not os.path.exists(page):
+                failures.append("%s: proflint exited %d: %s" % (name, proc.returncode, proc.stderr[-500:]))
+                continue
+            t1 = time.time()
+            try:
+                result, console = run_browser(chromium, page, os.path.join(work, "profile-" + name))
+                outlined_total += check_case(name, page, result, console, failures)
+            except (AssertionError, subprocess.TimeoutExpired, json.JSONDecodeError) as e:
+                failures.append("%s: %s" % (name, e))
+                continue
+            draws = (result.get("timeline") or {}).get("draws", [])
+            slowest = max(draws, key=lambda d: d["ms"]) if draws else None
+            print("ok %-32s %8.1f KiB  proflint %.1f s, browser %.1f s%s" % (
+                name, os.path.getsize(page) / 1024, t1 - t0, time.time() - t1,
+                ", timeline redraw %.1f ms for %d events" % (slowest["ms"], slowest["events"]) if slowest else ""))
+        if outlined_total == 0:
+            failures.append("no case outlined any evidence event in the timeline")
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    for f in failures:
+        print("FAIL " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
