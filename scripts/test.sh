@@ -2,8 +2,7 @@
 # scripts/test.sh — everything scripts/setup.sh does, then all tests: the normal build, and
 # once more under AddressSanitizer + UndefinedBehaviorSanitizer (PROFLINT_SANITIZE=0 skips it),
 # then a short run of every libFuzzer target on its corpus (scripts/fuzz.sh --ci, ~4 min plus the
-# clang build): PROFLINT_FUZZ=1 asks for it (off by default for now, see below), PROFLINT_FUZZ=0
-# skips it.
+# clang build of the library and targets): PROFLINT_FUZZ=0 skips it.
 # Tests on ../shared/realdata skip with a message when that folder is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,11 +21,7 @@ if [ "${PROFLINT_SANITIZE:-1}" != 0 ]; then
     ctest --test-dir build-sanitize --output-on-failure -j "$(nproc)" --timeout 1800
 fi
 
-ci_default=0
-# Off in CI for now: the merged tree found a config dump crash at 17:57 (fixed, replayed by
-# FuzzRegressions) and has had only one short run since; turn on with PROFLINT_FUZZ=1 once
-# scripts/fuzz.sh --ci passes clean on main a few times.
-if [ "${PROFLINT_FUZZ:-$ci_default}" != 0 ]; then
+if [ "${PROFLINT_FUZZ:-1}" != 0 ]; then
   echo
   echo "== fuzz targets, ${PROFLINT_FUZZ_SECONDS:-35} s each (scripts/fuzz.sh --ci) =="
   bash scripts/fuzz.sh --ci

@@ -1,12 +1,16 @@
 // engine/cli/cmd_report.cpp — `proflint report`: DLProf-style reports written as files.
 //
-// Files are named <base>_<report>[_<domain>].<csv|json> in --output-path. Every report is built
-// in memory first; existing targets (without --force), an unknown report, format or domain, and
-// an unwritable folder are all refused before the first file is written, so a failed run leaves
-// no partial output. The files are written together at the end (OutputFile, commit_all).
+// Files are named <base>_<report>[_<domain>].<csv|json> in --output-path. Existing targets
+// (without --force), an unknown report, format or domain, and an unwritable folder are all refused
+// before any report is built. Reports are then built and written one at a time to temporary
+// files, and moved into place together at the end (OutputFile, commit_all), so a failed run
+// leaves no partial output and memory holds one report at a time.
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -124,25 +128,25 @@ int cmd_report(const CommonOptions& options, const ReportOptions& report) {
   }
   dlprof::ReportInput input{&store, &model, analysis ? &*analysis : nullptr};
 
-  // Build everything before touching the disk.
+  // File names first: existing targets and an unusable folder are refused before any work.
   fs::path dir = report.output_path.empty() ? fs::path(".") : fs::path(report.output_path);
-  std::vector<std::pair<fs::path, std::string>> files;
-  for (const auto& domain : domains) {
-    for (const auto& name : names) {
-      if (name == "collectives" && !domain.empty()) continue;  // job-wide: written once, not per NVTX domain
-      dlprof::Report r = dlprof::build_report(name, input, domain);
-      std::string stem = report.base_name + "_" + name + (domain.empty() ? "" : "_" + file_part(domain));
-      for (const auto& f : formats)
-        files.emplace_back(dir / (stem + "." + f), f == "csv" ? dlprof::render_csv(r) : dlprof::render_json(r));
-    }
-  }
+  // 'collectives' is job-wide: written once, not per NVTX domain.
+  auto written = [](const std::string& name, const std::string& domain) {
+    return !(name == "collectives" && !domain.empty());
+  };
+  std::vector<fs::path> paths;
+  for (const auto& domain : domains)
+    for (const auto& name : names)
+      if (written(name, domain))
+        for (const auto& f : formats)
+          paths.push_back(dir / (report.base_name + "_" + name + (domain.empty() ? "" : "_" + file_part(domain)) + "." + f));
 
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     throw input_error(dir.string(), "", "--output-path must be a folder, not a file");
   if (!report.force) {
     std::vector<std::string> existing;
-    for (const auto& [path, content] : files)
+    for (const auto& path : paths)
       if (fs::exists(path, ec)) existing.push_back(path.string());
     if (!existing.empty())
       throw Error(
@@ -150,25 +154,58 @@ int cmd_report(const CommonOptions& options, const ReportOptions& report) {
           (existing.size() > 1 ? " (and " + std::to_string(existing.size() - 1) + " more report file(s))" : "") +
           "; nothing was written. Use --force to overwrite, or another --output-path/--base-name");
   }
+  bool created_dir = false;
   if (!fs::exists(dir, ec)) {
     fs::create_directories(dir, ec);
     if (ec) throw input_error(dir.string(), "", "cannot create the output folder: " + ec.message());
+    created_dir = true;
   }
   if (access(dir.c_str(), W_OK | X_OK) != 0)
     throw input_error(dir.string(), "", "the output folder is not writable; nothing was written");
 
-  // Every file is staged (written and fsync'ed under a temporary name) before the first one is
-  // moved into place: a failure while writing leaves no report file.
+  // One report at a time is built and written, a row at a time, to its file's temporary name
+  // (OutputFile::stage_file), then freed: memory holds the model and one report, never every
+  // report's text (issue 20, defect 7: 10^6 kernels took 4.4 GB). No file is moved into place
+  // before all are staged, so a failure leaves no report file (and no folder this run created).
   std::vector<OutputFile> outputs;
-  outputs.reserve(files.size());
-  for (const auto& [path, content] : files) {
-    outputs.emplace_back(path.string(), "--output-path");
-    outputs.back().stage(escape_controls(content));
+  outputs.reserve(paths.size());
+  try {
+    size_t next = 0;
+    for (const auto& domain : domains) {
+      for (const auto& name : names) {
+        if (!written(name, domain)) continue;
+        dlprof::Report r = dlprof::build_report(name, input, domain);
+        for (const auto& f : formats) {
+          outputs.emplace_back(paths[next++].string(), "--output-path");
+          outputs.back().stage_file([&](const std::string& temp) {
+            std::FILE* file = std::fopen(temp.c_str(), "wbx");
+            if (!file) throw input_error(outputs.back().path(), "", std::string("cannot write: ") + std::strerror(errno));
+            bool ok = true;
+            auto sink = [&](std::string_view piece) {
+              std::string text = escape_controls(piece);
+              ok = ok && std::fwrite(text.data(), 1, text.size(), file) == text.size();
+            };
+            if (f == "csv")
+              dlprof::write_csv(r, sink);
+            else
+              dlprof::write_json(r, sink);
+            int err = ok ? 0 : errno;
+            if (std::fclose(file) != 0 && err == 0) err = errno;
+            if (!ok || err != 0)
+              throw input_error(outputs.back().path(), "", std::string("write failed: ") + std::strerror(err ? err : EIO));
+          });
+        }
+      }
+    }
+    std::vector<OutputFile*> all;
+    for (auto& o : outputs) all.push_back(&o);
+    commit_all(all);
+  } catch (...) {
+    outputs.clear();  // discards what was staged
+    if (created_dir) fs::remove(dir, ec);  // only when still empty
+    throw;
   }
-  std::vector<OutputFile*> all;
-  for (auto& o : outputs) all.push_back(&o);
-  commit_all(all);
-  for (const auto& [path, content] : files) std::cout << "wrote " << path.string() << "\n";
+  for (const auto& path : paths) std::cout << "wrote " << path.string() << "\n";
   return 0;
 }
 

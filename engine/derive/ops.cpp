@@ -197,6 +197,41 @@ namespace {
 
 const std::string kRootPath;
 
+// A 16-hex-digit FNV-1a digest, so that a shortened label or path stays distinct from others.
+std::string digest(std::string_view text) {
+  uint64_t h = 1469598103934665603ull;
+  for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  static const char* hex = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, h >>= 4) out[static_cast<size_t>(i)] = hex[h & 15];
+  return out;
+}
+
+// `text` cut to at most `n` bytes at a UTF-8 character boundary.
+std::string_view utf8_prefix(std::string_view text, size_t n) {
+  if (text.size() <= n) return text;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  return text.substr(0, n);
+}
+
+// The label a range gives its path: its name, or for names over kMaxPathLabelBytes the first
+// bytes, "…#" and a digest of the whole name. Cached per name id: a long name is hashed once.
+const std::string& path_label(TraceData& t, int64_t label_id, std::unordered_map<int64_t, std::string>& long_labels) {
+  const std::string& name = t.text(label_id);
+  if (name.size() <= kMaxPathLabelBytes) return name;
+  auto it = long_labels.find(label_id);
+  if (it == long_labels.end())
+    it = long_labels.emplace(label_id, std::string(utf8_prefix(name, kMaxPathLabelBytes - 20)) + "\u2026#" + digest(name)).first;
+  return it->second;
+}
+
+// parent + "/" + label, with a parent path that would make it longer than kMaxPathBytes replaced
+// by "/…#" and its digest: paths of deep nestings stay bounded and distinct.
+std::string join_path(const std::string& parent, const std::string& label) {
+  if (parent.size() + 1 + label.size() <= kMaxPathBytes) return parent + "/" + label;
+  return "/\u2026#" + digest(parent) + "/" + label;
+}
+
 bool is_path_kind(RangeKind k) { return k != RangeKind::python_function && k != RangeKind::gpu_user_annotation; }
 
 struct Frame {
@@ -302,6 +337,7 @@ void build_ops(TraceData& t) {
     bool backward_thread = is_backward_thread(t, begin, end);
     std::vector<Frame> stack;
     std::unordered_map<int64_t, int32_t> top_counts;  // sibling counters of top-level path nodes
+    std::unordered_map<int64_t, std::string> long_labels;  // path_label of names over kMaxPathLabelBytes
     int32_t top_iteration = -2;
     for (size_t i = begin; i < end; ++i) {
       auto& r = ranges[i];
@@ -341,7 +377,7 @@ void build_ops(TraceData& t) {
           parent_path = &kRootPath;
         }
         int32_t k = ++(*counts)[label_id];
-        f.path = *parent_path + "/" + t.text(label_id);
+        f.path = join_path(*parent_path, path_label(t, label_id, long_labels));
         if (k > 1) f.path += "(" + std::to_string(k) + ")";
         f.path_frame = static_cast<int64_t>(stack.size());
       }

@@ -8,6 +8,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/import/importer.hpp"
+#include "engine/import/kineto/byte_source.hpp"
 #include "engine/import/kineto/kineto_importer.hpp"
 #include "engine/import/nsys/nsys_importer.hpp"
 
@@ -57,7 +58,14 @@ ImportResult import_file(const std::string& path, Store& store, const ImportOpti
   if (fs::file_size(path, ec) == 0) throw input_error(path, "", "empty file, expected a profile");
   bool gzipped = false;
   std::string head = read_head(path, gzipped);
-  if (head.empty()) throw input_error(path, "", gzipped ? "gzip data could not be decompressed" : "cannot read file");
+  if (head.empty() && gzipped) {
+    // The Kineto byte source names the compressed byte where inflating failed.
+    auto source = kineto::open_byte_source(path);
+    char first[256];
+    source->read(first, sizeof first);
+    throw input_error(path, "byte 0", "gzip data holds no readable bytes (expected a gzipped trace)");
+  }
+  if (head.empty()) throw input_error(path, "", "cannot read file");
   for (const auto& importer : importers()) {
     if (!importer->sniff(head, gzipped)) continue;
     try {

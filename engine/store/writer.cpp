@@ -4,7 +4,8 @@
 // over in batches through a short bounded queue (memory stays a few batches, whatever the file),
 // so on two cores parsing and SQLite overlap instead of taking turns. Only the writer thread
 // touches the connection until commit(), which waits for it; its errors are rethrown to the
-// importer at the next hand-over.
+// importer at the next hand-over. An import of less than one batch needs no second thread: its
+// rows are written at commit on the importer's thread.
 #include "engine/store/writer.hpp"
 
 #include <sqlite3.h>
@@ -28,42 +29,47 @@ namespace {
 // A prepared INSERT reused for every row; binds are 1-based in column order.
 class Insert {
  public:
-  Insert(sqlite3* db, const char* sql) : db_(db) {
-    if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr) != SQLITE_OK)
-      throw Error(std::string("internal: cannot prepare insert: ") + sqlite3_errmsg(db));
-  }
+  // Prepared on first use: a small import touches a few of the fourteen tables, and preparing
+  // all of them was a large part of importing a trace of a few events (the fuzz targets).
+  Insert(sqlite3* db, const char* sql) : db_(db), sql_(sql) {}
   ~Insert() { sqlite3_finalize(stmt_); }
   Insert(const Insert&) = delete;
   Insert& operator=(const Insert&) = delete;
 
-  Insert& i64(int64_t v) { sqlite3_bind_int64(stmt_, ++col_, v); return *this; }
+  Insert& i64(int64_t v) { sqlite3_bind_int64(stmt(), ++col_, v); return *this; }
   Insert& i64(const opt_i64& v) {
     ++col_;
-    if (v) sqlite3_bind_int64(stmt_, col_, *v); else sqlite3_bind_null(stmt_, col_);
+    if (v) sqlite3_bind_int64(stmt(), col_, *v); else sqlite3_bind_null(stmt(), col_);
     return *this;
   }
-  Insert& real(double v) { sqlite3_bind_double(stmt_, ++col_, v); return *this; }
+  Insert& real(double v) { sqlite3_bind_double(stmt(), ++col_, v); return *this; }
   Insert& text(std::string_view v) {
-    sqlite3_bind_text(stmt_, ++col_, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_text(stmt(), ++col_, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
     return *this;
   }
   Insert& text(const std::string& v) { return text(std::string_view(v)); }
   Insert& text(const char* v) { return text(std::string_view(v)); }
   Insert& text(const std::optional<std::string>& v) {
     if (v) return text(std::string_view(*v));
-    sqlite3_bind_null(stmt_, ++col_);
+    sqlite3_bind_null(stmt(), ++col_);
     return *this;
   }
-  Insert& null() { sqlite3_bind_null(stmt_, ++col_); return *this; }
+  Insert& null() { sqlite3_bind_null(stmt(), ++col_); return *this; }
   void run() {
-    int rc = sqlite3_step(stmt_);
+    int rc = sqlite3_step(stmt());
     sqlite3_reset(stmt_);
     col_ = 0;
     if (rc != SQLITE_DONE) throw Error(std::string("internal: insert failed: ") + sqlite3_errmsg(db_));
   }
 
  private:
+  sqlite3_stmt* stmt() {
+    if (!stmt_ && sqlite3_prepare_v3(db_, sql_, -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr) != SQLITE_OK)
+      throw Error(std::string("internal: cannot prepare insert: ") + sqlite3_errmsg(db_));
+    return stmt_;
+  }
   sqlite3* db_;
+  const char* sql_;
   sqlite3_stmt* stmt_ = nullptr;
   int col_ = 0;
 };
@@ -156,15 +162,16 @@ struct StoreWriter::Impl {
   std::exception_ptr error;
   std::thread worker;
 
-  void start() {
-    batch.reserve(kBatchRows);
-    worker = std::thread([this] { work(); });
-  }
+  // The writer thread starts with the first full batch: an import of fewer rows writes them on
+  // the importer's thread at commit (drain), without a thread or a batch of kBatchRows reserved
+  // (~1.6 MB: most of the cost of importing a trace of a few events).
+  void start() {}
   void push(Cmd&& cmd) {
     batch.push_back(std::move(cmd));
     if (batch.size() >= kBatchRows) hand_over();
   }
   void hand_over() {
+    if (!worker.joinable()) worker = std::thread([this] { work(); });
     std::unique_lock lock(mutex);
     changed.wait(lock, [&] { return queue.size() < kMaxQueuedBatches || error; });
     if (error) std::rethrow_exception(error);
@@ -175,6 +182,11 @@ struct StoreWriter::Impl {
   }
   // Everything handed over is written; after this the importer thread may use the connection.
   void drain() {
+    if (!worker.joinable()) {  // fewer rows than one batch: no thread was started
+      for (auto& cmd : batch) std::visit([this](auto& c) { write(c); }, cmd);
+      batch.clear();
+      return;
+    }
     if (!batch.empty()) hand_over();
     std::unique_lock lock(mutex);
     changed.wait(lock, [&] { return (queue.empty() && !busy) || error; });
@@ -317,9 +329,33 @@ std::string_view StoreWriter::bounded_name(std::string_view name, std::string_vi
   return name.substr(0, cut);
 }
 
-void StoreWriter::see_interval(int64_t start, int64_t dur) {
+bool StoreWriter::admit_interval(int64_t start, int64_t dur, std::string_view table) {
+  dur = std::max<int64_t>(dur, 0);
+  auto describe = [&] {
+    return "a " + std::string(table) + " row starting at " + std::to_string(start) + " ns, lasting " + std::to_string(dur) +
+           " ns";
+  };
+  if (start < -kMaxAbsTimeNs || start > kMaxAbsTimeNs || dur > kMaxAbsTimeNs - start) {
+    add_issue(std::string(table) + "_time_out_of_range", describe(),
+              "beyond +-2^61 ns (73 years from the clock's zero); row dropped");
+    return false;
+  }
+  if (dur > kMaxSummedDurationNs - summed_dur_) {
+    add_issue("duration_total_out_of_range", describe(),
+              "the durations of this trace's events would add up past 2^56 ns (2.3 years); row dropped");
+    return false;
+  }
+  summed_dur_ += dur;
   min_ts_ = std::min(min_ts_, start);
-  max_ts_ = std::max(max_ts_, start + std::max<int64_t>(dur, 0));
+  max_ts_ = std::max(max_ts_, start + dur);
+  return true;
+}
+
+opt_i64 StoreWriter::bounded_bytes(opt_i64 bytes, std::string_view table) {
+  if (!bytes || (*bytes >= 0 && *bytes <= kMaxTransferBytes)) return bytes;
+  add_issue(std::string(table) + "_bytes_out_of_range", std::to_string(*bytes) + " bytes",
+            "outside 0..2^50 (1 PiB) for one " + std::string(table) + "; byte count dropped");
+  return std::nullopt;
 }
 
 void StoreWriter::add_device(const DeviceRow& r) {
@@ -360,38 +396,46 @@ void StoreWriter::add_stream(int64_t device_id, int64_t stream_id, std::optional
   }));
 }
 
-void StoreWriter::add_kernel(const KernelRow& r) {
-  see_interval(r.start_ns, r.dur_ns);
+bool StoreWriter::add_kernel(const KernelRow& r) {
+  if (!admit_interval(r.start_ns, r.dur_ns, "kernel")) return false;
   ++rows_;
   int64_t name_id = intern(bounded_name(r.name, "kernel"));
   KernelCmd c{r, name_id};
   c.row.name = {};  // points into the importer's buffers
   impl_->push(std::move(c));
+  return true;
 }
 
-void StoreWriter::add_memcpy(const MemcpyRow& r) {
-  see_interval(r.start_ns, r.dur_ns);
+bool StoreWriter::add_memcpy(const MemcpyRow& r) {
+  if (!admit_interval(r.start_ns, r.dur_ns, "memcpy")) return false;
   ++rows_;
-  impl_->push(r);
+  MemcpyRow row = r;
+  row.bytes = bounded_bytes(r.bytes, "memcpy");
+  impl_->push(std::move(row));
+  return true;
 }
 
-void StoreWriter::add_memset(const MemsetRow& r) {
-  see_interval(r.start_ns, r.dur_ns);
+bool StoreWriter::add_memset(const MemsetRow& r) {
+  if (!admit_interval(r.start_ns, r.dur_ns, "memset")) return false;
   ++rows_;
-  impl_->push(r);
+  MemsetRow row = r;
+  row.bytes = bounded_bytes(r.bytes, "memset");
+  impl_->push(std::move(row));
+  return true;
 }
 
-void StoreWriter::add_api_call(const ApiCallRow& r) {
-  see_interval(r.start_ns, r.dur_ns);
+bool StoreWriter::add_api_call(const ApiCallRow& r) {
+  if (!admit_interval(r.start_ns, r.dur_ns, "api_call")) return false;
   ++rows_;
   int64_t name_id = intern(bounded_name(r.name, "api_call"));
   ApiCmd c{r, name_id};
   c.row.name = {};
   impl_->push(std::move(c));
+  return true;
 }
 
-void StoreWriter::add_range(const RangeRow& r) {
-  see_interval(r.start_ns, r.dur_ns);
+bool StoreWriter::add_range(const RangeRow& r) {
+  if (!admit_interval(r.start_ns, r.dur_ns, "range")) return false;
   ++rows_;
   auto opt_intern = [&](const std::optional<std::string>& s) -> opt_i64 {
     if (!s) return std::nullopt;
@@ -415,6 +459,7 @@ void StoreWriter::add_range(const RangeRow& r) {
   c.row.fwd_thread_id = r.fwd_thread_id;
   if (r.collective) c.collective = std::make_shared<const CollectiveArgs>(*r.collective);
   impl_->push(std::move(c));
+  return true;
 }
 
 void StoreWriter::add_flow(const FlowRow& r) {
@@ -423,7 +468,13 @@ void StoreWriter::add_flow(const FlowRow& r) {
 }
 
 void StoreWriter::add_memory_sample(const MemorySampleRow& r) {
-  see_interval(r.ts_ns, 0);
+  if (r.ts_ns < -kMaxAbsTimeNs || r.ts_ns > kMaxAbsTimeNs) {
+    add_issue("memory_sample_time_out_of_range", "a memory sample at " + std::to_string(r.ts_ns) + " ns",
+              "beyond +-2^61 ns (73 years from the clock's zero); sample dropped");
+    return;
+  }
+  min_ts_ = std::min(min_ts_, r.ts_ns);
+  max_ts_ = std::max(max_ts_, r.ts_ns);
   ++rows_;
   impl_->push(r);
 }
@@ -436,10 +487,11 @@ void StoreWriter::add_counter(const CounterRow& r) {
   impl_->push(std::move(c));
 }
 
-void StoreWriter::add_sync_event(const SyncEventRow& r) {
-  see_interval(r.start_ns, r.dur_ns);
+bool StoreWriter::add_sync_event(const SyncEventRow& r) {
+  if (!admit_interval(r.start_ns, r.dur_ns, "sync_event")) return false;
   ++rows_;
   impl_->push(r);
+  return true;
 }
 
 void StoreWriter::add_issue(std::string_view kind, std::string_view example, std::string_view location) {

@@ -123,15 +123,17 @@ class StoreWriter {
   void add_process(int64_t pid, std::string_view name);
   void add_thread(int64_t pid, int64_t tid, std::string_view name);
   void add_stream(int64_t device_id, int64_t stream_id, std::optional<std::string_view> name);
-  void add_kernel(const KernelRow& row);
-  void add_memcpy(const MemcpyRow& row);
-  void add_memset(const MemsetRow& row);
-  void add_api_call(const ApiCallRow& row);
-  void add_range(const RangeRow& row);
+  // The add_* of timed rows drop a row whose times leave what a profile can mean (limits below)
+  // with an import issue, and return false; importers may ignore the result.
+  bool add_kernel(const KernelRow& row);
+  bool add_memcpy(const MemcpyRow& row);
+  bool add_memset(const MemsetRow& row);
+  bool add_api_call(const ApiCallRow& row);
+  bool add_range(const RangeRow& row);
   void add_flow(const FlowRow& row);
   void add_memory_sample(const MemorySampleRow& row);
   void add_counter(const CounterRow& row);
-  void add_sync_event(const SyncEventRow& row);
+  bool add_sync_event(const SyncEventRow& row);
 
   // Counts one unreadable or suspicious event; the first example and location are kept.
   void add_issue(std::string_view kind, std::string_view example, std::string_view location);
@@ -156,6 +158,20 @@ class StoreWriter {
   // on bounded text.
   static constexpr size_t kMaxNameBytes = size_t{64} << 10;
 
+  // Limits of time a profile can mean. Every later stage adds durations and differences of
+  // timestamps in int64 (SQLite's SUM raises "integer overflow" past 2^63), so values beyond are
+  // hostile or corrupt, not measurements: a timed row that starts or ends beyond ±2^61 ns (73 years
+  // from the clock's zero; epoch nanoseconds today are ~2^60.6) is dropped with the import issue
+  // `<table>_time_out_of_range`, and a row that would bring the durations of one trace's rows,
+  // added up, past 2^56 ns (2.3 years of summed time: a day-long capture of 10^7 events a second
+  // long each stays 40x below) with `duration_total_out_of_range`. Any sum of durations within
+  // a trace then stays below 2^56, and across 128 traces below 2^63.
+  static constexpr int64_t kMaxAbsTimeNs = int64_t{1} << 61;
+  static constexpr int64_t kMaxSummedDurationNs = int64_t{1} << 56;
+  // Byte counts of one copy or memset beyond 2^50 (1 PiB) are dropped (NULL) with the import
+  // issue `<table>_bytes_out_of_range`, so that byte sums stay far from overflow as well.
+  static constexpr int64_t kMaxTransferBytes = int64_t{1} << 50;
+
  private:
   std::string_view bounded_name(std::string_view name, std::string_view table);
   struct Impl;
@@ -164,7 +180,9 @@ class StoreWriter {
   int64_t event_count_ = 0;
   int64_t rows_ = 0;
   int64_t min_ts_ = INT64_MAX, max_ts_ = INT64_MIN;
-  void see_interval(int64_t start, int64_t dur);
+  int64_t summed_dur_ = 0;  // durations of the rows kept so far, added up (<= kMaxSummedDurationNs)
+  bool admit_interval(int64_t start, int64_t dur, std::string_view table);
+  opt_i64 bounded_bytes(opt_i64 bytes, std::string_view table);
 };
 
 }  // namespace proflint

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/derive/derive.hpp"
+#include "engine/derive/ops.hpp"
 #include "engine/store/store.hpp"
 #include "engine/store/writer.hpp"
 
@@ -207,6 +208,37 @@ TEST(DeriveStore, NestingGivesRangeParentsAndDlprofPaths) {
   // The annotation is a path prefix, not an op: top-level ops have depth 0 and no parent.
   EXPECT_EQ(b.num("SELECT COUNT(*) FROM op WHERE name = 'ProfilerStep#3'"), 0);
   EXPECT_EQ(b.num("SELECT COUNT(*) FROM op WHERE depth = 0 AND parent_id IS NULL"), 5);
+}
+
+TEST(DeriveStore, LongNamesAndDeepNestingGiveBoundedDistinctPaths) {
+  // Issue 20, defect 7: a long NVTX name was copied into the path of every op beneath it.
+  TraceBuilder b;
+  // Names are cut to 64 KiB at import (StoreWriter::kMaxNameBytes); these two differ in the last byte.
+  const std::string huge_a = std::string(60000, 'A') + "1", huge_b = std::string(60000, 'A') + "2";
+  b.range(1, 0, 1000, huge_a, "nvtx");
+  for (int i = 0; i < 50; ++i) b.range(1, 10 + 10 * i, 5, "aten::add");
+  b.range(1, 2000, 1000, huge_b, "nvtx");
+  b.range(1, 2010, 5, "aten::add");
+  // 60 nested ops with 100-byte names: 60 * 101 bytes of path, past kMaxPathBytes (4096).
+  for (int d = 0; d < 60; ++d) b.range(1, 5000 + d, 1000 - 2 * d, "op" + std::to_string(d) + std::string(96, 'x'));
+  b.derive();
+  EXPECT_EQ(b.num("SELECT count(*) FROM op"), 111);
+  EXPECT_LE(b.num("SELECT max(length(CAST(path AS BLOB))) FROM op"),
+            static_cast<int64_t>(kMaxPathBytes + kMaxPathLabelBytes + 16));
+  // The names themselves are kept whole (once, in the string table); only paths are shortened.
+  EXPECT_EQ(b.num("SELECT count(*) FROM range WHERE length(name) = 60001"), 2);
+  // Paths under the two long names differ although their first 236 bytes are the same.
+  auto under = b.column("SELECT path FROM op WHERE name = 'aten::add' AND start_ns IN (10, 2010) ORDER BY start_ns");
+  ASSERT_EQ(under.size(), 2u);
+  EXPECT_NE(under[0], under[1]);
+  EXPECT_EQ(under[0].rfind("/" + std::string(236, 'A') + "\u2026#", 0), 0u) << under[0].substr(0, 300);
+  EXPECT_EQ(under[0].size(), 1 + 256 + std::string("/aten::add").size());
+  EXPECT_EQ(b.num("SELECT count(DISTINCT path) FROM op"), 111);
+  // The deepest op: its path restarted from a digest of its parent's and ends with its own name.
+  std::string deepest = b.text("SELECT path FROM op ORDER BY depth DESC LIMIT 1");
+  EXPECT_EQ(deepest.rfind("/\u2026#", 0), 0u) << deepest;
+  EXPECT_EQ(deepest.substr(deepest.size() - 100), "op59" + std::string(96, 'x'));
+  EXPECT_EQ(b.num("SELECT max(depth) FROM op"), 59);
 }
 
 TEST(DeriveStore, PassesFromBackwardThreadOptimizerAndDataLoader) {

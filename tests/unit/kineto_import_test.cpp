@@ -385,6 +385,37 @@ TEST_F(KinetoImport, HostileTopLevelValues) {
   EXPECT_EQ(column("SELECT kind || '=' || count FROM import_issue"), "invalid_top_level_value=1");
 }
 
+TEST_F(KinetoImport, TimesAndBytesBeyondWhatAProfileCanMeanAreDropped) {
+  // Issue 20: values within int64 one by one whose sums are not. Limits are StoreWriter's:
+  // times beyond +-2^61 ns (2.306e18), durations of one trace adding up past 2^56 ns (7.2e16),
+  // byte counts beyond 2^50 (1.1e15).
+  std::string json = R"J({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "ok", "pid": 0, "tid": 7, "ts": 100, "dur": 5},
+    {"ph": "X", "cat": "kernel", "name": "late", "pid": 0, "tid": 7, "ts": 2400000000000000, "dur": 1},
+    {"ph": "X", "cat": "kernel", "name": "early", "pid": 0, "tid": 7, "ts": -2400000000000000, "dur": 1},
+    {"ph": "X", "cat": "kernel", "name": "ends late", "pid": 0, "tid": 7, "ts": 100, "dur": 2305843009213694},
+    {"ph": "X", "cat": "cpu_op", "name": "long1", "pid": 1, "tid": 1, "ts": 100, "dur": 40000000000000},
+    {"ph": "X", "cat": "cpu_op", "name": "long2", "pid": 1, "tid": 1, "ts": 100, "dur": 40000000000000},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0, "tid": 7, "ts": 200, "dur": 1,
+     "args": {"device": 0, "stream": 7, "bytes": 2000000000000000}},
+    {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 7, "ts": 210, "dur": 1,
+     "args": {"device": 0, "stream": 7, "bytes": -5}},
+    {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 9000000000000000,
+     "args": {"Total Reserved": 1, "Total Allocated": 1, "Bytes": 1, "Device Id": 0, "Device Type": 1}}
+  ]})J";
+  import("limits.json", json);
+  EXPECT_EQ(column("SELECT kind || '=' || count FROM import_issue ORDER BY kind"),
+            "duration_total_out_of_range=1|memcpy_bytes_out_of_range=1|memory_sample_time_out_of_range=1|"
+            "memset_bytes_out_of_range=1|timestamp_out_of_range=3");
+  // The first 4e16 ns op fits the budget, the second (8e16 > 2^56 = 7.21e16) does not.
+  EXPECT_EQ(column("SELECT name FROM kernel ORDER BY start_ns"), "ok");
+  EXPECT_EQ(column("SELECT name FROM range ORDER BY start_ns"), "long1");
+  EXPECT_EQ(column("SELECT coalesce(bytes, 'null') FROM memcpy UNION ALL SELECT coalesce(bytes, 'null') FROM memset"), "null|null");
+  EXPECT_EQ(text("SELECT location FROM import_issue WHERE kind = 'timestamp_out_of_range'"),
+            "byte " + std::to_string(json.find("{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"late\"")));
+  EXPECT_EQ(num("SELECT count(*) FROM memory_sample"), 0);
+}
+
 TEST_F(KinetoImport, GzipAndConcatenatedMembers) {
   std::string a = R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k1", "pid": 0, "tid": 7, "ts": 1, "dur": 1},)";
   std::string b = R"({"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 2, "dur": 1}]})";

@@ -156,6 +156,39 @@ TEST(KinetoScanner, TruncationAndMalformedStructureAreErrorsWithAnOffset) {
   expect_scan_error(R"({"traceEvents": [,]})", "expected an event");
 }
 
+TEST(KinetoScanner, ParseErrorsGiveLineAndColumnAsWellAsTheByte) {
+  // 300 one-line events, then an event followed by ';' on line 303: byte, line and column counted
+  // by hand from the text below (lines before the event: 1 for '{"traceEvents": [', 300 events).
+  std::string text = "{\"traceEvents\": [\n";
+  for (int i = 0; i < 300; ++i) text += "  {\"ph\": \"X\", \"name\": \"e" + std::to_string(i) + "\"},\n";
+  text += "  {\"ph\": \"X\"};\n]}";
+  const size_t bad = text.find(';');
+  const size_t line_start = text.rfind('\n', bad) + 1;
+  ASSERT_EQ(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n'), 301);
+  // A small buffer (lines leave it before the error) and one holding everything.
+  for (size_t buffer : {size_t{64}, size_t{1} << 20}) {
+    Recorder rec;
+    ScanLimits limits;
+    limits.initial_buffer = buffer;
+    try {
+      scan_text(text, rec, 7, limits);
+      FAIL() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), "mem.json: byte " + std::to_string(bad) + " (line 302, column " +
+                                           std::to_string(bad - line_start + 1) + "): expected ',' or ']' after an event in traceEvents")
+          << "buffer " << buffer;
+    }
+  }
+  // On the first line: column = byte + 1.
+  Recorder rec;
+  try {
+    scan_text(R"({"traceEvents": 5})", rec);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("byte 16 (line 1, column 17): traceEvents is not an array"), std::string::npos) << e.what();
+  }
+}
+
 TEST(KinetoEventParser, ReadsBothKeySpellingsAndStringIds) {
   std::string text =
       R"({"ph": "X", "cat": "Kernel", "name": "k\u0041", "pid": 0, "tid": "stream 7", "ts": 1610366388630527, "dur": 1009,)"

@@ -275,6 +275,11 @@ class KinetoSink final : public kineto::ScanHandler {
       issue("bad_duration", ev_.dur, offset);
       return false;
     }
+    // The writer drops such rows too (StoreWriter::kMaxAbsTimeNs); here the issue gets the byte offset.
+    if (*ts < -StoreWriter::kMaxAbsTimeNs || *ts + *d > StoreWriter::kMaxAbsTimeNs) {
+      issue("timestamp_out_of_range", ev_.has_ts ? ev_.ts : ev_.dur, offset);
+      return false;
+    }
     start = *ts;
     dur = *d;
     min_ts_ = std::min(min_ts_, start);

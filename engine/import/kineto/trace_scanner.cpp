@@ -59,6 +59,21 @@ inline const char* find_structural(const char* p, const char* e) {
   return p;
 }
 
+// Newlines in [p, e): the line of a parse error is counted as bytes leave the buffer.
+inline uint64_t count_newlines(const char* p, const char* e) {
+  uint64_t n = 0;
+#if defined(__SSE2__)
+  const __m128i newline = _mm_set1_epi8('\n');
+  while (e - p >= 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    n += static_cast<uint64_t>(__builtin_popcount(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, newline)))));
+    p += 16;
+  }
+#endif
+  for (; p < e; ++p) n += *p == '\n';
+  return n;
+}
+
 // ---- 64-byte block classification, after simdjson's stage 1 ----
 // Events are small objects full of short strings; finding their end one string at a time costs
 // a call per key. Classifying 64 bytes at once (quotes, backslashes, brackets) and walking only
@@ -162,10 +177,23 @@ class Scanner {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& what) { throw input_error(path_, "byte " + std::to_string(base_ + pos_), what); }
+  [[noreturn]] void fail(const std::string& what) { throw input_error(path_, place(), what); }
   [[noreturn]] void truncated(const char* inside) {
-    throw input_error(path_, "byte " + std::to_string(base_ + pos_),
-                      std::string("file ends inside ") + inside + " (truncated?): expected the rest of the JSON");
+    throw input_error(path_, place(), std::string("file ends inside ") + inside + " (truncated?): expected the rest of the JSON");
+  }
+  // "byte N (line L, column C)" of pos_ (of the decompressed text for gzip). Lines and columns
+  // count from 1, columns in bytes.
+  std::string place() const {
+    const char* b = buf_.data();
+    uint64_t line = lines_dropped_ + count_newlines(b, b + pos_) + 1;
+    uint64_t line_start = line_start_dropped_;
+    for (size_t i = pos_; i > 0; --i)
+      if (b[i - 1] == '\n') {
+        line_start = base_ + i;
+        break;
+      }
+    return "byte " + std::to_string(base_ + pos_) + " (line " + std::to_string(line) + ", column " +
+           std::to_string(base_ + pos_ - line_start + 1) + ")";
   }
 
   // Makes at least one more byte available at pos_; false at the end of the input.
@@ -194,6 +222,11 @@ class Scanner {
     }
     size_t keep = capturing_ ? mark_ : pos_;
     if (keep > 0) {
+      if (uint64_t n = count_newlines(buf_.data(), buf_.data() + keep)) {
+        lines_dropped_ += n;
+        const void* last = memrchr(buf_.data(), '\n', keep);
+        line_start_dropped_ = base_ + static_cast<uint64_t>(static_cast<const char*>(last) - buf_.data()) + 1;
+      }
       std::memmove(buf_.data(), buf_.data() + keep, end_ - keep);
       base_ += keep;
       end_ -= keep;
@@ -418,6 +451,8 @@ class Scanner {
   size_t cap_ = 0;
   size_t pos_ = 0, end_ = 0, mark_ = 0;
   uint64_t base_ = 0;  // input offset of buf_[0]
+  uint64_t lines_dropped_ = 0;       // newlines in the input before buf_[0]
+  uint64_t line_start_dropped_ = 0;  // input offset just after the last of them (0: none)
   bool eof_ = false;
   bool capturing_ = false, capture_overflow_ = false;
   std::string key_;

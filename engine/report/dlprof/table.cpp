@@ -54,48 +54,96 @@ void csv_row(std::string& out, const std::vector<std::string>& fields) {
 
 }  // namespace
 
-std::string render_csv(const Report& report) {
+void write_csv(const Report& report, const Sink& sink) {
   std::string out;
   if (report.tables.size() == 1) {
     const Table& t = report.tables.front();
     csv_row(out, t.columns);
+    sink(out);
     std::vector<std::string> fields;
     for (const auto& row : t.rows) {
       fields.clear();
       for (const auto& c : row) fields.push_back(cell_text(c));
+      out.clear();
       csv_row(out, fields);
+      sink(out);
     }
-    return out;
+    return;
   }
   csv_row(out, {"Table", "Row", "Column", "Value"});
+  sink(out);
   for (const auto& t : report.tables) {
     for (const auto& row : t.rows) {
       std::string row_name = row.empty() ? "" : cell_text(row.front());
-      for (size_t c = 1; c < t.columns.size() && c < row.size(); ++c)
+      for (size_t c = 1; c < t.columns.size() && c < row.size(); ++c) {
+        out.clear();
         csv_row(out, {t.name, row_name, t.columns[c], cell_text(row[c])});
+        sink(out);
+      }
     }
+  }
+}
+
+namespace {
+
+// `v` as nlohmann's dump with an indent of 2 would write it at nesting `depth` of a larger
+// document: lines after the first are indented by 2 * depth more. Writing the document a row at
+// a time this way gives the same bytes as dumping it whole.
+std::string dump_at(const nlohmann::ordered_json& v, int depth) {
+  std::string text = v.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string pad(static_cast<size_t>(2 * depth), ' ');
+  std::string out;
+  out.reserve(text.size() + 16);
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += pad;
   }
   return out;
 }
 
-std::string render_json(const Report& report) {
-  nlohmann::ordered_json j;
-  j["report"] = report.name;
-  j["domain"] = report.domain;
-  j["tables"] = nlohmann::ordered_json::array();
-  for (const auto& t : report.tables) {
-    nlohmann::ordered_json jt;
-    jt["name"] = t.name;
-    jt["columns"] = t.columns;
-    jt["rows"] = nlohmann::ordered_json::array();
-    for (const auto& row : t.rows) {
+}  // namespace
+
+// {"report", "domain", "tables": [{"name", "columns", "rows": [...]}]} as
+// nlohmann::ordered_json::dump(2) writes it, one row at a time.
+void write_json(const Report& report, const Sink& sink) {
+  sink("{\n  \"report\": " + dump_at(report.name, 1) + ",\n  \"domain\": " + dump_at(report.domain, 1) +
+       ",\n  \"tables\": ");
+  if (report.tables.empty()) {
+    sink("[]\n}\n");
+    return;
+  }
+  sink("[\n");
+  for (size_t ti = 0; ti < report.tables.size(); ++ti) {
+    const Table& t = report.tables[ti];
+    nlohmann::ordered_json columns = t.columns;
+    sink(std::string(ti ? ",\n" : "") + "    {\n      \"name\": " + dump_at(t.name, 3) + ",\n      \"columns\": " +
+         dump_at(columns, 3) + ",\n      \"rows\": ");
+    if (t.rows.empty()) {
+      sink("[]\n    }");
+      continue;
+    }
+    sink("[\n");
+    for (size_t ri = 0; ri < t.rows.size(); ++ri) {
+      const auto& row = t.rows[ri];
       nlohmann::ordered_json jr = nlohmann::ordered_json::object();
       for (size_t c = 0; c < t.columns.size() && c < row.size(); ++c) jr[t.columns[c]] = cell_json(row[c]);
-      jt["rows"].push_back(std::move(jr));
+      sink((ri ? ",\n        " : "        ") + dump_at(jr, 4));
     }
-    j["tables"].push_back(std::move(jt));
+    sink("\n      ]\n    }");
   }
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  sink("\n  ]\n}\n");
+}
+
+std::string render_csv(const Report& report) {
+  std::string out;
+  write_csv(report, [&](std::string_view piece) { out.append(piece); });
+  return out;
+}
+
+std::string render_json(const Report& report) {
+  std::string out;
+  write_json(report, [&](std::string_view piece) { out.append(piece); });
+  return out;
 }
 
 }  // namespace proflint::dlprof

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -25,11 +27,18 @@ struct Report {
   std::vector<Table> tables;
 };
 
+// Receives a rendering piece by piece (a row at a time), so that a report of 10^6 rows is never
+// held as one text (issue 20, defect 7).
+using Sink = std::function<void(std::string_view)>;
+
 // RFC 4180 with LF line ends and a header row. A report of one table is that table; a report of
 // several (the summary) is written in long form: Table,Row,Column,Value (Row = first cell).
 std::string render_csv(const Report& report);
 // {"report", "domain", "tables": [{"name", "columns", "rows": [{column: value}]}]}; empty cells
 // are null, flags true/false, percentages numbers rounded to two decimals.
 std::string render_json(const Report& report);
+// The same texts, handed to `sink` a row at a time.
+void write_csv(const Report& report, const Sink& sink);
+void write_json(const Report& report, const Sink& sink);
 
 }  // namespace proflint::dlprof
