@@ -72,6 +72,10 @@ const char* api_category(const std::string& kind) {
 struct Process {
   RankView view;
   int64_t pid = 0;  // in the output
+  // Added to correlation and External ids: processes of one nsys export (or ranks of a job)
+  // number them independently, and the Kineto importer links calls to GPU work by these ids
+  // across the whole file, so each process after the first gets its own range.
+  int64_t id_base = 0;
   std::map<std::pair<int64_t, int64_t>, int64_t> host;  // (pid, tid) -> output tid
   std::map<std::pair<int64_t, int64_t>, int64_t> gpu;   // (device, stream; -1 = no stream) -> output tid
   std::map<int64_t, std::pair<int64_t, int64_t>> iteration_span;  // iteration -> [start, end) on the trace's clock
@@ -116,6 +120,7 @@ class ChromeExporter {
     for (auto& v : rank_views(store_)) {
       Process p;
       p.pid = static_cast<int64_t>(procs_.size());
+      p.id_base = p.pid * 1'000'000'000'000;
       p.view = std::move(v);
       procs_.push_back(std::move(p));
     }
@@ -397,7 +402,7 @@ class ChromeExporter {
         field("device").num(*device);
         if (tid) field("stream").num(*tid);
       }
-      if (auto v = opt(q.getColumn(9))) field("External id").num(*v);
+      if (auto v = opt(q.getColumn(9))) field("External id").num(*v + p.id_base);
       if (auto v = opt(q.getColumn(10))) field("Sequence number").num(*v);
       if (auto v = opt(q.getColumn(11))) field("Fwd thread id").num(*v);
       for (auto [col, key] : {std::pair{12, "Input Dims"}, std::pair{13, "Input type"}}) {
@@ -433,10 +438,10 @@ class ChromeExporter {
       t.raw(",\"args\":{");
       bool first = true;
       if (auto v = opt(q.getColumn(6))) {
-        t.raw("\"correlation\":").num(*v);
+        t.raw("\"correlation\":").num(*v + p.id_base);
         first = false;
       }
-      if (auto v = opt(q.getColumn(7))) t.raw(first ? "" : ",").raw("\"External id\":").num(*v);
+      if (auto v = opt(q.getColumn(7))) t.raw(first ? "" : ",").raw("\"External id\":").num(*v + p.id_base);
       t.raw("}}");
       w_.end();
     }
@@ -479,8 +484,8 @@ class ChromeExporter {
       t.raw(",\"ts\":").us(job_ns(p, start)).raw(",\"dur\":").us(q.getColumn(3).getInt64());
       t.raw(",\"args\":{\"device\":").num(device.value_or(-1));
       if (stream) t.raw(",\"stream\":").num(*stream);
-      if (auto v = opt(q.getColumn(4))) t.raw(",\"correlation\":").num(*v);
-      if (auto v = opt(q.getColumn(5))) t.raw(",\"External id\":").num(*v);
+      if (auto v = opt(q.getColumn(4))) t.raw(",\"correlation\":").num(*v + p.id_base);
+      if (auto v = opt(q.getColumn(5))) t.raw(",\"External id\":").num(*v + p.id_base);
       if (auto v = opt(q.getColumn(6))) t.raw(",\"bytes\":").num(*v);
       if (what == "kernel") {
         if (!q.getColumn(11).isNull())
@@ -520,7 +525,7 @@ class ChromeExporter {
       t.raw(",\"pid\":").num(p.pid).raw(",\"tid\":").num(it->second);
       t.raw(",\"ts\":").us(job_ns(p, q.getColumn(2).getInt64())).raw(",\"dur\":").us(q.getColumn(3).getInt64());
       t.raw(",\"args\":{\"device\":").num(device.value_or(-1)).raw(",\"stream\":").num(stream.value_or(-1));
-      if (auto v = opt(q.getColumn(5))) t.raw(",\"correlation\":").num(*v);
+      if (auto v = opt(q.getColumn(5))) t.raw(",\"correlation\":").num(*v + p.id_base);
       t.raw("}}");
       w_.end();
     }

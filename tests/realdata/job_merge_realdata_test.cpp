@@ -62,7 +62,7 @@ TEST(JobMergeRealdata, TwoGpuExportListsEachRepeatedProblemOnce) {
   EXPECT_EQ(memcpy->estimated_savings_ns, 470175957);
   EXPECT_EQ(memcpy->evidence["spread"]["exposed_copy_ns"]["min"], 940351914);
   EXPECT_EQ(memcpy->evidence["spread"]["exposed_copy_ns"]["max"], 940490300);
-  EXPECT_NE(memcpy->problem.find("2 GPUs of one job (GPU 0, GPU 1)"), std::string::npos) << memcpy->problem;
+  EXPECT_NE(memcpy->problem.find("2 GPUs of one job (rank 0 (GPU 0), rank 1 (GPU 1))"), std::string::npos) << memcpy->problem;
 
   const Finding* amp = only_one(r, "amp-not-used");
   ASSERT_NE(amp, nullptr);
@@ -88,7 +88,7 @@ TEST(JobMergeRealdata, GeneratedProcessesOnDevice0AreTwoGpusAndMergeOnce) {
   const Finding* pageable = only_one(r, "pageable-memcpy");
   ASSERT_NE(pageable, nullptr);
   ASSERT_EQ(pageable->instances.size(), 2u);
-  EXPECT_EQ(pageable->evidence["where"], nlohmann::ordered_json::array({"GPU 0", "GPU 1"}));
+  EXPECT_EQ(pageable->evidence["where"], nlohmann::ordered_json::array({"rank 0 (GPU 0)", "rank 1 (GPU 1)"}));
   EXPECT_EQ(pageable->estimated_savings_ns, std::min(pageable->instances[0].estimated_savings_ns,
                                                      pageable->instances[1].estimated_savings_ns));
   // sync-memcpy claims the same copies: its whole job-level estimate is counted under #1.
