@@ -112,7 +112,7 @@ class GpuImbalance final : public Detector {
     });
     if (local.size() >= 2) {
       for (auto& g : local) g.label = g.rank ? fmt::format("rank {} GPU {}", *g.rank, g.device) : fmt::format("GPU {}", g.device);
-      compare(local, /*across_ranks=*/false, sink);
+      compare(facts, local, /*across_ranks=*/false, sink);
     }
     // Ranks given as separate files: compared once, from the first of them.
     std::vector<const TraceSummary*> ranks;
@@ -137,11 +137,11 @@ class GpuImbalance final : public Detector {
         across.push_back(g);
       }
     }
-    if (across.size() >= 2) compare(across, /*across_ranks=*/true, sink);
+    if (across.size() >= 2) compare(facts, across, /*across_ranks=*/true, sink);
   }
 
  private:
-  void compare(std::vector<Gpu>& gpus, bool across_ranks, FindingSink& sink) const {
+  void compare(const Facts& facts, std::vector<Gpu>& gpus, bool across_ranks, FindingSink& sink) const {
     const bool per_iteration = std::all_of(gpus.begin(), gpus.end(), [](const Gpu& g) { return g.iterations > 0; });
     for (auto& g : gpus)
       g.work = per_iteration ? static_cast<double>(g.busy_ns) / static_cast<double>(g.iterations)
@@ -231,7 +231,7 @@ class GpuImbalance final : public Detector {
                       "partitioning (pipeline stages or sharded embedding tables: rebalance layers/tables, e.g. TorchRec's planner), "
                       "or a slower GPU or host (check `nvidia-smi -q -d CLOCK,PERFORMANCE` for throttling, the PCIe link width, "
                       "and extra work done only on that rank such as logging, evaluation or checkpointing — move it off the step or "
-                      "to a background thread). Profile all ranks with the same schedule and compare again.",
+                      "to a background thread).",
                       top.label);
     else
       f.recommendation =
@@ -273,6 +273,14 @@ class GpuImbalance final : public Detector {
     f.scope.trace_id = top.trace_id;
     f.scope.device_id = top.device;
     if (top.rank) f.scope.rank = *top.rank;
+    // Across the ranks of one job the busiest rank's excess is the time the others wait for it at
+    // the next collective: the same time rank-straggler estimates. Both claim it under one key so
+    // ranking counts it once (the smaller claim is subtracted from the lower-ranked finding).
+    if (across_ranks) {
+      SQLite::Statement j(facts.db(), "SELECT job_id FROM job_rank WHERE trace_id = ?1 ORDER BY rank LIMIT 1");
+      j.bind(1, top.trace_id);
+      if (j.executeStep()) f.claims["rank-wait:job" + std::to_string(j.getColumn(0).getInt64())] = f.estimated_savings_ns;
+    }
     if (per_iteration) {
       f.scope.iter_first = 0;
       f.scope.iter_last = top.iterations - 1;

@@ -115,8 +115,10 @@ std::string format_value(const std::string& key, double v) {
 // has (detectors list their main measurement first), not a row id.
 std::optional<std::string> key_measure(const std::vector<Finding>& instances) {
   if (instances.empty() || !instances[0].evidence.is_object()) return std::nullopt;
-  for (const auto& [key, value] : instances[0].evidence.items()) {
-    if (!value.is_number() || key.ends_with("_id")) continue;
+  for (const auto& item : instances[0].evidence.items()) {
+    // A named copy, not a structured binding: clang 14 (the fuzz build) cannot capture those.
+    const std::string key = item.key();
+    if (!item.value().is_number() || key.ends_with("_id")) continue;
     bool everywhere = std::all_of(instances.begin(), instances.end(), [&](const Finding& f) {
       return f.evidence.is_object() && f.evidence.contains(key) && f.evidence[key].is_number();
     });
