@@ -254,7 +254,10 @@ class RankStraggler final : public Detector {
     int64_t kernel_count_excess = 0;
     std::map<std::string, std::pair<int64_t, int64_t>> region_excess;
     int64_t steps = 0;
-    for (const auto& [s_it, others] : step_map) {
+    for (const auto& step_entry : step_map) {
+      // Named copies, not structured bindings: clang 14 (the fuzz build) cannot capture those in a lambda.
+      const auto& s_it = step_entry.first;
+      const auto& others = step_entry.second;
       auto sm = metrics[straggler].find(s_it);
       if (sm == metrics[straggler].end()) continue;
       ++steps;
