@@ -406,9 +406,13 @@ class GpuIdleGaps final : public Detector {
       largest += fmt::format("{}{}{} — host: {} [{}]", i ? "; " : "", format_ns(kept[i].length()),
                              kept[i].iteration ? fmt::format(" in iteration {}", *kept[i].iteration) : std::string(),
                              kept[i].host, kept[i].cause);
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
+    int64_t first = INT64_MAX, last = -1;
+    for (const auto& g : kept)
+      if (g.iteration) {
+        first = std::min(first, *g.iteration);
+        last = std::max(last, *g.iteration);
+      }
+    Finding f = make_finding(Scope::of_trace(trace_id).on_device(device).over_iterations_seen(first, last));
     f.problem = fmt::format(
         "GPU {} ran nothing for {} in {} gaps {} between its first and last work{} ({} of {}; it was busy {} of "
         "its "
@@ -464,18 +468,6 @@ class GpuIdleGaps final : public Detector {
     if (dl_gaps > 0)
       f.evidence["dataloader_gaps"] =
           fmt::format("{} gaps, {} (reported by dataloader-stall)", dl_gaps, format_ns(dl_time));
-    f.scope.trace_id = trace_id;
-    f.scope.device_id = device;
-    int64_t first = INT64_MAX, last = -1;
-    for (const auto& g : kept)
-      if (g.iteration) {
-        first = std::min(first, *g.iteration);
-        last = std::max(last, *g.iteration);
-      }
-    if (last >= 0) {
-      f.scope.iter_first = first;
-      f.scope.iter_last = last;
-    }
     sink.report(std::move(f));
   }
 

@@ -174,9 +174,7 @@ class NoFusion final : public Detector {
         op_text += fmt::format("{}{} ({}) ×{}", k ? ", " : "", ops[k].name, ops[k].pass, ops[k].kernels);
       bool optimizer = optimizer_kernels * 2 >= run_kernels;
 
-      Finding f;
-      f.id = std::string(id());
-      f.title = std::string(title());
+      Finding f = make_finding(Scope::of_trace(trace_id).on_device(dev.device_id).over_iterations_seen(first_iter, last_iter));
       f.problem = fmt::format(
           "On GPU {}, {} runs of at least {} back-to-back elementwise/reduction kernels shorter than {} (longest run "
           "{} kernels) "
@@ -249,7 +247,7 @@ class NoFusion final : public Detector {
       }
       f.evidence["top_ops"] = std::move(top);
       f.evidence["example_kernel_id"] = example;
-      report_on(std::move(f), trace_id, dev.device_id, first_iter, last_iter, sink);
+      sink.report(std::move(f));
     }
   }
 
@@ -315,9 +313,8 @@ class NoFusion final : public Detector {
     for (size_t k = 0; k < unfused.size() && k < 3; ++k)
       names += fmt::format("{}`{}` ({}, ×{})", k ? "; " : "", readable(unfused[k].name), format_ns(unfused[k].ns),
                            unfused[k].count);
-    Finding f;
-    f.id = std::string(id());
-    f.title = "Unfused elementwise kernels dominate the GPU time";
+    Finding f = make_finding("Unfused elementwise kernels dominate the GPU time",
+                                 Scope::of_trace(trace_id).on_device(dev.device_id).over_iterations_seen(first_iter, last_iter));
     f.problem = fmt::format(
         "On GPU {}, {} unfused elementwise kernels take {} of the {} kernel time ({}), more than the "
         "GEMM, convolution and attention kernels together ({}). Each one streams its tensors through device memory "
@@ -347,18 +344,6 @@ class NoFusion final : public Detector {
       top.push_back({{"kernel", unfused[k].name}, {"time_ns", unfused[k].ns}, {"count", unfused[k].count}});
     f.evidence["top_kernels"] = std::move(top);
     f.evidence["example_kernel_id"] = unfused.front().example;
-    report_on(std::move(f), trace_id, dev.device_id, first_iter, last_iter, sink);
-  }
-
-  // Scope (the device, and the iterations the kernels ran in when known) and report.
-  static void report_on(Finding f, int64_t trace_id, int64_t device_id, int64_t first_iter, int64_t last_iter,
-                        FindingSink& sink) {
-    f.scope.trace_id = trace_id;
-    f.scope.device_id = device_id;
-    if (first_iter >= 0) {
-      f.scope.iter_first = first_iter;
-      f.scope.iter_last = last_iter;
-    }
     sink.report(std::move(f));
   }
 

@@ -53,7 +53,28 @@ class Detector {
   virtual std::vector<std::string> needs() const = 0;  // names from known_needs(), all required
   // Runs over every trace in `facts`; a trace missing a need is skipped by the runner.
   virtual void run(const Facts& facts, int64_t trace_id, FindingSink& sink) const = 0;
+
+ protected:
+  // A finding of this detector: its id, its title (or `title` where one detector reports several
+  // kinds of finding) and `scope`; the detector fills in the text, estimate and evidence.
+  Finding make_finding(Scope scope) const { return make_finding(std::string(title()), std::move(scope)); }
+  Finding make_finding(std::string title, Scope scope) const {
+    Finding f;
+    f.id = std::string(id());
+    f.title = std::move(title);
+    f.scope = std::move(scope);
+    return f;
+  }
+  // A finding about the profile itself (no iterations, dropped events ...), not about the workload.
+  Finding make_diagnostic(Scope scope) const {
+    Finding f = make_finding(std::move(scope));
+    f.diagnostic = true;
+    return f;
+  }
 };
+
+// The savings_method of a diagnostic that estimates no saving.
+inline constexpr std::string_view kNoSavingsDiagnostic = "none: a profile diagnostic";
 
 // What a detector records when it evaluated and stayed under one of its thresholds.
 inline BelowThreshold checked_below(const Detector& d, int64_t trace_id, std::optional<int64_t> device_id,
@@ -85,6 +106,14 @@ inline std::vector<int64_t> split_in_proportion(int64_t total, const std::vector
     given = upto;
   }
   return out;
+}
+
+// Claims `f.estimated_savings_ns` for the evidence rows `ids` of one kind ("memcpy" gives keys
+// "memcpy:<id>"), split in proportion to `weights` (Finding::claims).
+inline void claim_in_proportion(Finding& f, std::string_view kind, const std::vector<int64_t>& ids,
+                                const std::vector<int64_t>& weights) {
+  const std::vector<int64_t> parts = split_in_proportion(f.estimated_savings_ns, weights);
+  for (size_t i = 0; i < ids.size(); ++i) f.claims[std::string(kind) + ":" + std::to_string(ids[i])] = parts[i];
 }
 
 struct DetectorInfo {

@@ -3,6 +3,7 @@
 // Sniffs the SQLite header, opens the export immutable (the user's file is never written, not
 // even a journal next to it), checks that it is an nsys export, and hands the tables to
 // ExportReader. SQLite failures become proflint::Error naming the file and the table.
+#include "engine/common/import_issue_kinds.hpp"
 #include "engine/import/nsys/nsys_importer.hpp"
 
 #include <filesystem>
@@ -76,7 +77,7 @@ ImportResult NsysImporter::import(const std::string& path, Store& store, const I
 
   StoreWriter writer(store, info);
   if (version_failure)
-    writer.add_issue("table_unreadable", version_failure->what(), "table " + version_failure->table());
+    writer.add_issue(import_issue::table_unreadable, version_failure->what(), "table " + version_failure->table());
   nsys::ExportReader reader(*file, writer);
   std::optional<ProgressBar> progress;
   if (options.progress) {
