@@ -141,7 +141,7 @@ class AllocationChurn final : public Detector {
     for (const auto& [name, cn] : names)
       parts += fmt::format("{}{} {} ({})", parts.empty() ? "" : ", ", cn.first, name, format_ns(cn.second));
     const double base = static_cast<double>(s->steady_wall_ns);
-    Finding f = make_finding(Scope::of_trace(trace_id).of_rank(s->rank));
+    Finding f = make_finding(FindingScope::of_trace(trace_id).of_rank(s->rank));
     f.problem = fmt::format(
         "{} allocation and release calls after start-up keep the host busy {} ({} of the {}): {}. The longest is "
         "one {} of {}.{} For {} of that time no GPU work was running: the GPU waited on the allocator.",

@@ -272,7 +272,7 @@ class BadIterationRange final : public Detector {
     while (!rec.empty() && rec.back() == ' ') rec.pop_back();
 
     Finding f = make_diagnostic(
-        Scope::of_trace(trace_id).of_rank(summary->rank).over_iterations(iters.front().ordinal, iters.back().ordinal));
+        FindingScope::of_trace(trace_id).of_rank(summary->rank).over_iterations(iters.front().ordinal, iters.back().ordinal));
     f.problem = std::move(problem);
     f.recommendation = std::move(rec);
     f.estimated_savings_ns = 0;

@@ -408,7 +408,7 @@ class CommunicationBound final : public Detector {
     const double kernel_share =
         ds.kernel_time_ns > 0 ? static_cast<double>(comm_sum) / static_cast<double>(ds.kernel_time_ns) : 0.0;
 
-    Finding f = make_finding(Scope::of_trace(summary.trace_id)
+    Finding f = make_finding(FindingScope::of_trace(summary.trace_id)
           .on_device(ds.device_id)
           .of_rank(summary.rank)
           .over_iterations_seen(0, iterations - 1));

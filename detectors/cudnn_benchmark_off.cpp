@@ -205,7 +205,7 @@ class CudnnBenchmarkOff final : public Detector {
     std::string api_list;
     for (const auto& a : cold_apis) api_list += (api_list.empty() ? "" : ", ") + a;
 
-    Finding f = make_finding(Scope::of_trace(trace_id).on_device(
+    Finding f = make_finding(FindingScope::of_trace(trace_id).on_device(
         summary->devices.size() == 1 ? std::optional<int64_t>(summary->devices.front().device_id) : std::nullopt));
     if (cold_start) {
       f.problem = fmt::format(

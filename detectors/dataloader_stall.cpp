@@ -358,7 +358,7 @@ class DataloaderStall final : public Detector {
       }
     }
 
-    Finding f = make_finding(Scope::of_trace(trace_id).on_device(device).over_iterations_seen(first, last));
+    Finding f = make_finding(FindingScope::of_trace(trace_id).on_device(device).over_iterations_seen(first, last));
     std::string where;
     if (have_steps && first >= 0) {
       where = fmt::format("in {} of {} steps ({})", affected, steps.size(), range_label(iters, first, last));

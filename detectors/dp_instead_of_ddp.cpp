@@ -159,7 +159,7 @@ class DpInsteadOfDdp final : public Detector {
       for (const auto& d : summary->devices) devices_text += fmt::format("{}GPU {}", devices_text.empty() ? "" : ", ", d.device_id);
     }
 
-    Finding f = make_finding(Scope::of_trace(trace_id).over_iterations_seen(0, summary->iterations.count - 1));
+    Finding f = make_finding(FindingScope::of_trace(trace_id).over_iterations_seen(0, summary->iterations.count - 1));
     if (multi_device_process)
       f.problem = fmt::format(
           "One process (pid {}) launches the GPU work of {} devices ({} of GPU time) from {} thread(s), and the trace shows "

@@ -125,7 +125,7 @@ class EmitNvtxMissing final : public Detector {
           "(`step 12`) so iterations can be found.";
     }
 
-    Finding f = make_diagnostic(Scope::of_trace(trace_id).of_rank(s->rank));
+    Finding f = make_diagnostic(FindingScope::of_trace(trace_id).of_rank(s->rank));
     f.problem = std::move(problem);
     f.recommendation = std::move(rec);
     f.savings_method = kNoSavingsDiagnostic;

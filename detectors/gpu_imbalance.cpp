@@ -192,7 +192,7 @@ class GpuImbalance final : public Detector {
       others += fmt::format("{}{} {}", others.empty() ? "" : ", ", gpus[i].label, work_text(gpus[i].work));
     if (gpus.size() > 6) others += fmt::format(", … ({} more)", gpus.size() - 6);
 
-    Finding f = make_finding(Scope::of_trace(top.trace_id).on_device(top.device).of_rank(top.rank));
+    Finding f = make_finding(FindingScope::of_trace(top.trace_id).on_device(top.device).of_rank(top.rank));
     f.problem = fmt::format(
         "{} does the most GPU work (compute kernels, copies and memsets; communication excluded): {}; {}. The least loaded GPU "
         "does {} less, and the busiest is {} above the mean. A synchronous step waits for the busiest GPU, so an even split "
@@ -276,7 +276,7 @@ class GpuImbalance final : public Detector {
       j.bind(1, top.trace_id);
       if (j.executeStep()) f.claims["rank-wait:job" + std::to_string(j.getColumn(0).getInt64())] = f.estimated_savings_ns;
     }
-    if (per_iteration) f.scope = f.scope.over_iterations(0, top.iterations - 1);
+    if (per_iteration) f.scope = FindingScope(f.scope).over_iterations(0, top.iterations - 1);
     sink.report(std::move(f));
   }
 

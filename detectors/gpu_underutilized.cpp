@@ -299,7 +299,7 @@ class GpuUnderutilized final : public Detector {
       if (launch_like) rec += " A larger batch per step also raises utilization when memory allows (see batch-size).";
     }
 
-    Finding f = make_finding(Scope::of_trace(trace_id).on_device(d.device_id).of_rank(s->rank));
+    Finding f = make_finding(FindingScope::of_trace(trace_id).on_device(d.device_id).of_rank(s->rank));
     f.problem = std::move(problem);
     f.recommendation = std::move(rec);
     // Filling the idle kernel time up to the target: target x W - K. Other findings (dataloader-stall,

@@ -411,7 +411,7 @@ class HostSync final : public Detector {
         first = std::min(first, *s->iteration);
         last = std::max(last, *s->iteration);
       }
-    Finding f = make_finding(Scope::of_trace(trace_id).over_iterations_seen(first, last));
+    Finding f = make_finding(FindingScope::of_trace(trace_id).over_iterations_seen(first, last));
     std::string steps =
         n_iter > 0 ? fmt::format(" (excess syncs in {} of {} steps)", iters_with_excess, n_iter) : std::string();
     f.problem = fmt::format(

@@ -95,7 +95,7 @@ class ImportIssues final : public Detector {
           "re-export it with `prof.export_chrome_trace(...)`; ";
     if (!only_device) rec += "if the file is intact, report the kinds and examples above to the proflint maintainers.";
 
-    Finding f = make_diagnostic(Scope::of_trace(trace_id).of_rank(s->rank));
+    Finding f = make_diagnostic(FindingScope::of_trace(trace_id).of_rank(s->rank));
     f.problem = std::move(problem);
     f.recommendation = std::move(rec);
     f.savings_method = kNoSavingsDiagnostic;

@@ -175,7 +175,7 @@ class MemcpyBound final : public Detector {
       if (d->time > 0 && d->bytes > 0) parts += fmt::format(" at {:.1f} GB/s", static_cast<double>(d->bytes) / static_cast<double>(d->time));
     }
 
-    Finding f = make_finding(Scope::of_trace(summary.trace_id)
+    Finding f = make_finding(FindingScope::of_trace(summary.trace_id)
           .on_device(ds.device_id)
           .of_rank(summary.rank)
           .over_iterations_seen(0, iterations - 1));

@@ -29,7 +29,7 @@ class NoGpuActivity final : public Detector {
     int64_t ops = count(facts, "SELECT count(*) FROM _range WHERE trace_id = ? AND kind = 'cpu_op'", trace_id);
     int64_t annotations = count(facts, "SELECT count(*) FROM _range WHERE trace_id = ? AND kind <> 'cpu_op'", trace_id);
     int64_t counters = count(facts, "SELECT count(*) FROM _counter WHERE trace_id = ?", trace_id);
-    Finding f = make_diagnostic(Scope::of_trace(trace_id));
+    Finding f = make_diagnostic(FindingScope::of_trace(trace_id));
     f.confidence = 1.0;
     std::string held = fmt::format("{} CPU ops, {} other host ranges, {} runtime/driver calls", ops, annotations, s->api_call_count);
     if (counters) held += fmt::format(", {} counter samples", counters);

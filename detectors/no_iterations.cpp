@@ -115,7 +115,7 @@ class NoIterations final : public Detector {
           "`nvtxRangePushA(\"step\")` / `nvtxRangePop()`, and profile with `nsys profile --trace=cuda,nvtx`.";
     }
 
-    Finding f = make_diagnostic(Scope::of_trace(trace_id).of_rank(s->rank));
+    Finding f = make_diagnostic(FindingScope::of_trace(trace_id).of_rank(s->rank));
     f.problem = std::move(problem);
     f.recommendation = std::move(rec);
     f.savings_method = kNoSavingsDiagnostic;

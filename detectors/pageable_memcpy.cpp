@@ -51,7 +51,7 @@ class PageableMemcpy final : public Detector {
                                            "share of wall time"));
         continue;
       }
-      Finding f = make_finding(Scope::of_trace(trace_id).on_device(device));
+      Finding f = make_finding(FindingScope::of_trace(trace_id).on_device(device));
       f.problem = fmt::format("{} copies between pageable host memory and GPU {} took {} ({} of wall time): {}.", count, device,
                               format_ns(dur), format_percent(static_cast<double>(dur) / static_cast<double>(summary->wall_ns)), parts);
       f.recommendation =

@@ -340,7 +340,7 @@ class RankStraggler final : public Detector {
     }
 
     Finding f = make_finding(
-        Scope::of_trace(S.trace_id).on_device(S.device).over_iterations(step_map.begin()->first, step_map.rbegin()->first));
+        FindingScope::of_trace(S.trace_id).on_device(S.device).over_iterations(step_map.begin()->first, step_map.rbegin()->first));
     f.severity = share >= high_share_ ? Severity::high : Severity::medium;
     f.problem = fmt::format(
         "Rank {} arrives last at {} of {} collectives ({}); the other ranks wait for it: {} per step in total inside the collectives, "

@@ -178,7 +178,7 @@ class SlowApi final : public Detector {
       if (n++ == 3) break;
       shown += fmt::format("{}`{}` ×{}", shown.empty() ? "" : ", ", name, c);
     }
-    Finding f = make_finding(Scope::of_trace(trace_id));
+    Finding f = make_finding(FindingScope::of_trace(trace_id));
     std::vector<std::string> seen;
     if (!spans.empty()) seen.push_back(fmt::format("{} ({} on the host)", shown, format_ns(time)));
     if (checks)
@@ -243,7 +243,7 @@ class SlowApi final : public Detector {
     }
     int64_t overhead = count * annotation_overhead_ns_;
     if (wall <= 0 || static_cast<double>(overhead) < min_annotation_share_ * static_cast<double>(wall)) return;
-    Finding f = make_finding(Scope::of_trace(trace_id));
+    Finding f = make_finding(FindingScope::of_trace(trace_id));
     f.problem = fmt::format(
         "{} tiny user annotations (record_function, each ≤ {}) were recorded in {} ({:.0f} per second): {}. At about "
         "{} "

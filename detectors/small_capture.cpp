@@ -50,7 +50,7 @@ class SmallCapture final : public Detector {
         longest_ns = q.getColumn(1).getInt64();
       }
     }
-    Finding f = make_diagnostic(Scope::of_trace(trace_id).of_rank(s->rank));
+    Finding f = make_diagnostic(FindingScope::of_trace(trace_id).of_rank(s->rank));
     f.problem = fmt::format(
         "The capture holds {} kernel{}, {} cop{}/memset{} and {} events in all, {} of kernel time in a {} window "
         "(kernels busy {} of it).",

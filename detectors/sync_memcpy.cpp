@@ -209,7 +209,7 @@ class SyncMemcpy final : public Detector {
       parts += fmt::format("{}{} {} ({}; {}): host blocked {}, transfers alone on the GPU {}", parts.empty() ? "" : "; ",
                            g.count, label.at(why), apis_of(g), format_bytes(g.bytes), format_ns(g.blocked), format_ns(g.exposed));
     const double wall = static_cast<double>(summary.wall_ns);
-    Finding f = make_finding(Scope::of_trace(trace_id).on_device(device).over_iterations_seen(first, last));
+    Finding f = make_finding(FindingScope::of_trace(trace_id).on_device(device).over_iterations_seen(first, last));
     f.problem = fmt::format(
         "{} synchronous copies to/from GPU {} blocked the host {} ({} of wall time); for {} ({}) of it the transfers ran "
         "with no kernel beside them, overlapped by neither host work nor compute: {}.",

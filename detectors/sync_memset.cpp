@@ -106,7 +106,7 @@ class SyncMemset final : public Detector {
         for (const auto& [name, n] : m) s += fmt::format("{}{} ×{}", s.empty() ? "" : ", ", name, n);
         return s;
       };
-      Finding f = make_finding(Scope::of_trace(trace_id).on_device(device).over_iterations_seen(first, last));
+      Finding f = make_finding(FindingScope::of_trace(trace_id).on_device(device).over_iterations_seen(first, last));
       f.problem = fmt::format(
           "{} synchronous memsets ({}) of {} in pinned/managed host memory ({}) for GPU {} blocked the host {} ({} of "
           "wall time); for {} ({}) of it no kernel ran on the GPU.",

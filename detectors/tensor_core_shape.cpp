@@ -264,7 +264,7 @@ class TensorCoreShape final : public Detector {
                           dtype_family(list[i].multiple, half_multiple_), list[i].multiple, list[i].count,
                           format_ns(list[i].gpu_ns));
 
-    Finding f = make_finding(Scope::of_trace(trace_id)
+    Finding f = make_finding(FindingScope::of_trace(trace_id)
           .on_device(summary->devices.size() == 1 ? std::optional<int64_t>(summary->devices.front().device_id)
                                                   : std::nullopt)
           .over_iterations_seen(first_iter, last_iter));

@@ -36,7 +36,7 @@ class UnknownKernels final : public Detector {
       list += fmt::format("{}{} ×{} {}", list.empty() ? "" : ", ", shown, top.getColumn(1).getInt64(), format_ns(top.getColumn(2).getInt64()));
       top_json.push_back({{"kernel", name}, {"count", top.getColumn(1).getInt64()}, {"time_ns", top.getColumn(2).getInt64()}});
     }
-    Finding f = make_diagnostic(Scope::of_trace(trace_id));
+    Finding f = make_diagnostic(FindingScope::of_trace(trace_id));
     f.confidence = 1.0;
     double share = static_cast<double>(other) / static_cast<double>(all);
     f.problem = fmt::format("{} of kernel time ({} in {} distinct kernel names) is in kernels that match none of proflint's "

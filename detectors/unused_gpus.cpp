@@ -70,7 +70,7 @@ class UnusedGpus final : public Detector {
     for (const auto* d : idle) idle_list += (idle_list.empty() ? "" : ", ") + describe(*d);
     size_t visible = s->devices.size() + idle.size();
 
-    Finding f = make_finding(Scope::of_trace(trace_id));
+    Finding f = make_finding(FindingScope::of_trace(trace_id));
     f.severity = Severity::info;
     f.confidence = distributed ? 0.9 : 0.7;
     f.problem = fmt::format(

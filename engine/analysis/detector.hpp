@@ -45,6 +45,42 @@ class OptionValues {
   nlohmann::json values_ = nlohmann::json::object();
 };
 
+// What a finding is about (Finding::scope), built in one expression:
+//   FindingScope::of_trace(t).on_device(d).of_rank(s->rank).over_iterations_seen(first, last)
+// A Scope with builder methods; make_finding takes it as the Scope it is.
+struct FindingScope : Scope {
+  FindingScope() = default;
+  explicit FindingScope(const Scope& s) : Scope(s) {}
+  static FindingScope of_trace(int64_t trace) {
+    FindingScope s;
+    s.trace_id = trace;
+    return s;
+  }
+  FindingScope on_device(std::optional<int64_t> device) const {
+    FindingScope s = *this;
+    s.device_id = device;
+    return s;
+  }
+  FindingScope of_rank(std::optional<int64_t> r) const {
+    FindingScope s = *this;
+    s.rank = r;
+    return s;
+  }
+  // Iterations first..last, as given.
+  FindingScope over_iterations(int64_t first, int64_t last) const {
+    FindingScope s = *this;
+    s.iter_first = first;
+    s.iter_last = last;
+    return s;
+  }
+  // Iterations first..last when the detector saw any (0 <= first <= last), else unchanged: a
+  // detector that collected min/max ordinals from -1 or INT64_MAX/-1 sentinels passes them as they
+  // are; the first n iterations are over_iterations_seen(0, n - 1).
+  FindingScope over_iterations_seen(int64_t first, int64_t last) const {
+    return first >= 0 && first <= last ? over_iterations(first, last) : *this;
+  }
+};
+
 class Detector {
  public:
   virtual ~Detector() = default;

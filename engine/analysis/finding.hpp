@@ -19,41 +19,9 @@ enum class Severity { info = 0, low = 1, medium = 2, high = 3 };
 std::string_view severity_name(Severity s);
 std::optional<Severity> parse_severity(std::string_view name);
 
-// What a finding is about: a trace, optionally one device or rank of it, and the iterations it
-// covers. Built in one expression, e.g.
-//   Scope::of_trace(t).on_device(d).of_rank(s->rank).over_iterations_seen(first, last)
 struct Scope {
   std::optional<int64_t> trace_id, device_id, rank;
   std::optional<int64_t> iter_first, iter_last;  // iteration ordinals the finding covers
-
-  static Scope of_trace(int64_t trace) {
-    Scope s;
-    s.trace_id = trace;
-    return s;
-  }
-  Scope on_device(std::optional<int64_t> device) const {
-    Scope s = *this;
-    s.device_id = device;
-    return s;
-  }
-  Scope of_rank(std::optional<int64_t> r) const {
-    Scope s = *this;
-    s.rank = r;
-    return s;
-  }
-  // Iterations first..last, as given.
-  Scope over_iterations(int64_t first, int64_t last) const {
-    Scope s = *this;
-    s.iter_first = first;
-    s.iter_last = last;
-    return s;
-  }
-  // Iterations first..last when the detector saw any (0 <= first <= last), else unchanged: a
-  // detector that collected min/max ordinals from -1 or INT64_MAX/-1 sentinels passes them as they
-  // are; the first n iterations are over_iterations_seen(0, n - 1).
-  Scope over_iterations_seen(int64_t first, int64_t last) const {
-    return first >= 0 && first <= last ? over_iterations(first, last) : *this;
-  }
 };
 
 struct Finding {
