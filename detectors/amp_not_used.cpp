@@ -334,8 +334,9 @@ class AmpNotUsed final : public Detector {
         kernel_text += fmt::format("{}{} ×{} {}", i ? ", " : "", short_kernel(kernels[i].name), kernels[i].count,
                                    format_ns(kernels[i].ns));
 
-      Finding f = make_finding(FindingScope::of_trace(trace_id).on_device(dev.device_id).over_iterations_seen(
-        first_iter.value_or(-1), last_iter.value_or(-1)));
+      Finding f = make_finding(FindingScope::of_trace(trace_id)
+                                   .on_device(dev.device_id)
+                                   .over_iterations_seen(first_iter.value_or(-1), last_iter.value_or(-1)));
       f.min_savings_ns = min_savings_ns_;
       f.min_wall_share = min_wall_share_;
       bool xmma_ffma = std::any_of(kernels.begin(), kernels.end(), [](const KernelAgg& k) {

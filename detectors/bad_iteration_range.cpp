@@ -271,8 +271,9 @@ class BadIterationRange final : public Detector {
           "before excluding them.";
     while (!rec.empty() && rec.back() == ' ') rec.pop_back();
 
-    Finding f = make_diagnostic(
-        FindingScope::of_trace(trace_id).of_rank(summary->rank).over_iterations(iters.front().ordinal, iters.back().ordinal));
+    Finding f = make_diagnostic(FindingScope::of_trace(trace_id)
+                                    .of_rank(summary->rank)
+                                    .over_iterations(iters.front().ordinal, iters.back().ordinal));
     f.problem = std::move(problem);
     f.recommendation = std::move(rec);
     f.estimated_savings_ns = 0;

@@ -276,7 +276,8 @@ class BatchSize final : public Detector {
         " If the batch cannot change, cut the per-step host cost instead: `torch.compile(model)` or CUDA graphs "
         "(`mode=\"reduce-overhead\"`).";
 
-    Finding f = make_finding("Batch is too small for the GPU", FindingScope::of_trace(trace_id).on_device(d.device_id).of_rank(s->rank));
+    Finding f = make_finding("Batch is too small for the GPU",
+                             FindingScope::of_trace(trace_id).on_device(d.device_id).of_rank(s->rank));
     f.problem = std::move(problem);
     f.recommendation = std::move(rec);
     // Same samples at batch ×k: host time per step stays, GPU time grows k-fold, so the time per
@@ -380,7 +381,8 @@ class BatchSize final : public Detector {
               "steps and call `optimizer.step()` every 2nd step) so the effective batch stays the same."
             : ", or lower the batch.";
 
-    Finding f = make_finding("GPU memory is at the limit", FindingScope::of_trace(trace_id).on_device(m.device_id).of_rank(s->rank));
+    Finding f = make_finding("GPU memory is at the limit",
+                             FindingScope::of_trace(trace_id).on_device(m.device_id).of_rank(s->rank));
     f.problem = std::move(problem);
     f.recommendation = std::move(rec);
     f.estimated_savings_ns = alloc_ns;

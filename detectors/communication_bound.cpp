@@ -409,9 +409,9 @@ class CommunicationBound final : public Detector {
         ds.kernel_time_ns > 0 ? static_cast<double>(comm_sum) / static_cast<double>(ds.kernel_time_ns) : 0.0;
 
     Finding f = make_finding(FindingScope::of_trace(summary.trace_id)
-          .on_device(ds.device_id)
-          .of_rank(summary.rank)
-          .over_iterations_seen(0, iterations - 1));
+                                 .on_device(ds.device_id)
+                                 .of_rank(summary.rank)
+                                 .over_iterations_seen(0, iterations - 1));
     if (peers.present)
       f.problem = fmt::format(
           "Collective communication kernels ran {} on GPU {} ({} of its kernel time); {} of that was waiting for the job's "

@@ -7,12 +7,11 @@
 #include <cctype>
 #include <map>
 #include <optional>
+#include <range/v3/view/enumerate.hpp>
+#include <range/v3/view/take.hpp>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <range/v3/view/enumerate.hpp>
-#include <range/v3/view/take.hpp>
 
 #include "engine/analysis/dataloader_ranges.hpp"
 #include "engine/analysis/detector.hpp"
@@ -406,9 +405,9 @@ class GpuIdleGaps final : public Detector {
                           format_ns(relative_threshold), format_percent(iteration_share_));
     std::string largest;
     for (const auto& [i, g] : kept | ranges::views::take(std::min<int64_t>(top_, 3)) | ranges::views::enumerate)
-      largest += fmt::format("{}{}{} — host: {} [{}]", i ? "; " : "", format_ns(g.length()),
-                             g.iteration ? fmt::format(" in iteration {}", *g.iteration) : std::string(), g.host,
-                             g.cause);
+      largest +=
+          fmt::format("{}{}{} — host: {} [{}]", i ? "; " : "", format_ns(g.length()),
+                      g.iteration ? fmt::format(" in iteration {}", *g.iteration) : std::string(), g.host, g.cause);
     int64_t first = INT64_MAX, last = -1;
     for (const auto& g : kept)
       if (g.iteration) {

@@ -140,7 +140,8 @@ class LaunchBound final : public Detector {
                                             : std::max<int64_t>(0, dev.window_ns - dev.gpu_busy_ns);
       auto savings = static_cast<int64_t>(recoverable_ * static_cast<double>(std::min(late_idle_ns, gpu_idle)));
 
-      Finding f = make_finding(FindingScope::of_trace(trace_id).on_device(dev.device_id).over_iterations_seen(first_iter, last_iter));
+      Finding f = make_finding(
+          FindingScope::of_trace(trace_id).on_device(dev.device_id).over_iterations_seen(first_iter, last_iter));
       f.problem = fmt::format(
           "GPU {} is busy only {} of the time: {} of its {} kernels ({}) are shorter than their own launch call "
           "(launch "

@@ -176,9 +176,9 @@ class MemcpyBound final : public Detector {
     }
 
     Finding f = make_finding(FindingScope::of_trace(summary.trace_id)
-          .on_device(ds.device_id)
-          .of_rank(summary.rank)
-          .over_iterations_seen(0, iterations - 1));
+                                 .on_device(ds.device_id)
+                                 .of_rank(summary.rank)
+                                 .over_iterations_seen(0, iterations - 1));
     f.problem = fmt::format(
         "GPU {} spent {} of the {} window ({}, and {} of its busy time) copying memory with no kernel running; kernels ran "
         "during only {} of its copy time. {}.",

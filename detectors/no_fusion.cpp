@@ -8,13 +8,12 @@
 #include <cctype>
 #include <cstring>
 #include <map>
-#include <set>
-
 #include <range/v3/iterator/operations.hpp>
 #include <range/v3/range/operations.hpp>
 #include <range/v3/view/chunk_by.hpp>
 #include <range/v3/view/enumerate.hpp>
 #include <range/v3/view/take.hpp>
+#include <set>
 
 #include "engine/analysis/detector.hpp"
 #include "engine/report/format.hpp"
@@ -174,7 +173,8 @@ class NoFusion final : public Detector {
         op_text += fmt::format("{}{} ({}) ×{}", k ? ", " : "", op.name, op.pass, op.kernels);
       bool optimizer = optimizer_kernels * 2 >= run_kernels;
 
-      Finding f = make_finding(FindingScope::of_trace(trace_id).on_device(dev.device_id).over_iterations_seen(first_iter, last_iter));
+      Finding f = make_finding(
+          FindingScope::of_trace(trace_id).on_device(dev.device_id).over_iterations_seen(first_iter, last_iter));
       f.problem = fmt::format(
           "On GPU {}, {} runs of at least {} back-to-back elementwise/reduction kernels shorter than {} (longest run "
           "{} kernels) "
@@ -312,8 +312,9 @@ class NoFusion final : public Detector {
     std::string names;
     for (const auto& [k, u] : unfused | ranges::views::take(3) | ranges::views::enumerate)
       names += fmt::format("{}`{}` ({}, ×{})", k ? "; " : "", readable(u.name), format_ns(u.ns), u.count);
-    Finding f = make_finding("Unfused elementwise kernels dominate the GPU time",
-                                 FindingScope::of_trace(trace_id).on_device(dev.device_id).over_iterations_seen(first_iter, last_iter));
+    Finding f = make_finding(
+        "Unfused elementwise kernels dominate the GPU time",
+        FindingScope::of_trace(trace_id).on_device(dev.device_id).over_iterations_seen(first_iter, last_iter));
     f.problem = fmt::format(
         "On GPU {}, {} unfused elementwise kernels take {} of the {} kernel time ({}), more than the "
         "GEMM, convolution and attention kernels together ({}). Each one streams its tensors through device memory "

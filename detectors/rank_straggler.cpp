@@ -378,8 +378,9 @@ class RankStraggler final : public Detector {
                                cause == "kernels" ? " with the same kernels, which simply run longer there" : "");
     }
 
-    Finding f = make_finding(
-        FindingScope::of_trace(S.trace_id).on_device(S.device).over_iterations(step_map.begin()->first, step_map.rbegin()->first));
+    Finding f = make_finding(FindingScope::of_trace(S.trace_id)
+                                 .on_device(S.device)
+                                 .over_iterations(step_map.begin()->first, step_map.rbegin()->first));
     f.severity = typical >= high_share_ ? Severity::high : Severity::medium;
     f.problem = fmt::format(
         "Rank {} arrives last at {} of {} collectives ({}); the other ranks wait for it: {} per step in total inside the collectives, "

@@ -265,9 +265,10 @@ class TensorCoreShape final : public Detector {
                           format_ns(list[i].gpu_ns));
 
     Finding f = make_finding(FindingScope::of_trace(trace_id)
-          .on_device(summary->devices.size() == 1 ? std::optional<int64_t>(summary->devices.front().device_id)
-                                                  : std::nullopt)
-          .over_iterations_seen(first_iter, last_iter));
+                                 .on_device(summary->devices.size() == 1
+                                                ? std::optional<int64_t>(summary->devices.front().device_id)
+                                                : std::nullopt)
+                                 .over_iterations_seen(first_iter, last_iter));
     f.min_savings_ns = min_savings_ns_;
     f.problem = fmt::format(
         "{} reduced-precision GEMM/convolution op calls ({} GPU time, {} of kernel time; {} of it in Tensor Core "

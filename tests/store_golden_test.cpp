@@ -68,12 +68,14 @@ TEST_P(StoreGolden, QueryMatchesExpectedCsv) {
   for (const auto& f : q.fixtures) ASSERT_TRUE(fs::exists(source_dir() / f)) << "missing fixture " << f;
 
   std::string store = q.fixtures.front();
-  const std::string tmp_db = ::testing::TempDir() + "store_golden_" + std::to_string(getpid()) + "_" + GetParam() + ".db";
+  const std::string tmp_db =
+      ::testing::TempDir() + "store_golden_" + std::to_string(getpid()) + "_" + GetParam() + ".db";
   if (q.fixtures.size() > 1) {
     std::string files;
     for (const auto& f : q.fixtures) files += " " + shell_quote(f);
     fs::remove(tmp_db);
-    auto ingest = run_proflint_in(source_dir().string(), "ingest" + files + " " + q.args + " --db " + shell_quote(tmp_db));
+    auto ingest =
+        run_proflint_in(source_dir().string(), "ingest" + files + " " + q.args + " --db " + shell_quote(tmp_db));
     ASSERT_EQ(ingest.exit_code, 0) << ingest.err;
     store = tmp_db;
   }

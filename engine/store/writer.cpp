@@ -6,7 +6,6 @@
 // touches the connection until commit(), which waits for it; its errors are rethrown to the
 // importer at the next hand-over. An import of less than one batch needs no second thread: its
 // rows are written at commit on the importer's thread.
-#include "engine/common/import_issue_kinds.hpp"
 #include "engine/store/writer.hpp"
 
 #include <sqlite3.h>
@@ -22,6 +21,7 @@
 #include <vector>
 
 #include "engine/common/error.hpp"
+#include "engine/common/import_issue_kinds.hpp"
 
 namespace proflint {
 

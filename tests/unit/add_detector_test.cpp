@@ -46,7 +46,8 @@ TEST(AddDetector, WritesSkeletonRegistryDocAndCases) {
   TempTree t;
   ASSERT_EQ(t.add("zz-probe-check", "--dry-run"), 0);
   EXPECT_FALSE(fs::exists(t.root / "detectors/zz_probe_check.cpp")) << "--dry-run wrote a file";
-  EXPECT_EQ(slurp((t.root / "detectors/registry.cpp").string()), slurp((source_dir() / "detectors/registry.cpp").string()));
+  EXPECT_EQ(slurp((t.root / "detectors/registry.cpp").string()),
+            slurp((source_dir() / "detectors/registry.cpp").string()));
 
   ASSERT_EQ(t.add("zz-probe-check"), 0);
   ASSERT_EQ(t.add("aa-probe-check"), 0);

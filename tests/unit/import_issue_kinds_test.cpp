@@ -1,6 +1,8 @@
 // tests/unit/import_issue_kinds_test.cpp — the one list of import-issue kinds
 // (engine/common/import_issue_kinds.hpp) against the place that documents them
 // (docs/detectors/import-issues.md, table "Every kind") and against the source that emits them.
+#include "engine/common/import_issue_kinds.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,7 +11,6 @@
 #include <set>
 #include <string>
 
-#include "engine/common/import_issue_kinds.hpp"
 #include "tests/support/run.hpp"
 
 namespace fs = std::filesystem;
@@ -79,8 +80,8 @@ TEST(ImportIssueKinds, EmittersUseTheConstants) {
       ADD_FAILURE() << e.path() << ": kind \"" << (*it)[1] << "\" as a literal; use import_issue::" << (*it)[1];
     for (std::sregex_iterator it(text.begin(), text.end(), table_arg), stop; it != stop; ++it) {
       const std::string kind = std::string((*it)[2]) + suffix.at((*it)[1]);
-      EXPECT_NE(import_issue::find(kind), nullptr) << e.path() << ": " << (*it)[0] << " emits " << kind
-                                                   << ", which import_issue_kinds.hpp does not list";
+      EXPECT_NE(import_issue::find(kind), nullptr)
+          << e.path() << ": " << (*it)[0] << " emits " << kind << ", which import_issue_kinds.hpp does not list";
     }
   }
   EXPECT_GT(files, 10);

@@ -4,7 +4,6 @@
 // one event at a time) -> this file, which decides what each event is and hands rows to the
 // StoreWriter as it goes. What must wait for the end of the file is small: flow ends still
 // unpaired, process/thread/stream names, the device list and trace metadata.
-#include "engine/common/import_issue_kinds.hpp"
 #include "engine/import/kineto/kineto_importer.hpp"
 
 #include <algorithm>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "engine/common/error.hpp"
+#include "engine/common/import_issue_kinds.hpp"
 #include "engine/import/kineto/byte_source.hpp"
 #include "engine/import/kineto/event_parser.hpp"
 #include "engine/import/kineto/flow_pairer.hpp"
@@ -168,8 +168,9 @@ class KinetoSink final : public kineto::ScanHandler {
     std::string_view error;
     auto status = parser_.parse(data, size, ev_, error);
     if (status != kineto::ParseStatus::ok) {
-      issue(status == kineto::ParseStatus::not_an_object ? import_issue::event_not_an_object : import_issue::invalid_event_json, excerpt(data, size),
-            offset);
+      issue(status == kineto::ParseStatus::not_an_object ? import_issue::event_not_an_object
+                                                         : import_issue::invalid_event_json,
+            excerpt(data, size), offset);
       return;
     }
     if (ev_.ph.size() != 1) {
@@ -201,7 +202,8 @@ class KinetoSink final : public kineto::ScanHandler {
         // Valid Chrome-trace phases that Kineto does not write.
         issue(import_issue::unsupported_phase, ev_.ph, offset);
         break;
-      default: issue(import_issue::unknown_phase, ev_.ph, offset);
+      default:
+        issue(import_issue::unknown_phase, ev_.ph, offset);
     }
   }
 
@@ -316,7 +318,8 @@ class KinetoSink final : public kineto::ScanHandler {
     }
     if (c == Category::unknown) {
       if (ev_.has_cat && kineto::is_mtia_category(ev_.cat)) saw_mtia_ = true;
-      issue(ev_.has_cat ? import_issue::unknown_category : import_issue::event_without_category, ev_.has_cat ? ev_.cat : ev_.name, offset);
+      issue(ev_.has_cat ? import_issue::unknown_category : import_issue::event_without_category,
+            ev_.has_cat ? ev_.cat : ev_.name, offset);
       return;
     }
     int64_t start = 0, dur = 0;

@@ -3,7 +3,6 @@
 // Sniffs the SQLite header, opens the export immutable (the user's file is never written, not
 // even a journal next to it), checks that it is an nsys export, and hands the tables to
 // ExportReader. SQLite failures become proflint::Error naming the file and the table.
-#include "engine/common/import_issue_kinds.hpp"
 #include "engine/import/nsys/nsys_importer.hpp"
 
 #include <filesystem>
@@ -11,6 +10,7 @@
 #include <optional>
 
 #include "engine/common/error.hpp"
+#include "engine/common/import_issue_kinds.hpp"
 #include "engine/import/nsys/nsys_reader.hpp"
 #include "engine/import/nsys/nsys_sqlite.hpp"
 #include "engine/store/writer.hpp"

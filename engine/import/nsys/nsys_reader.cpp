@@ -1,15 +1,16 @@
 // engine/import/nsys/nsys_reader.cpp — reads the tables of one Nsight Systems export into facts.
-#include "engine/common/import_issue_kinds.hpp"
 #include "engine/import/nsys/nsys_reader.hpp"
 
-#include <time.h>
 #include <fmt/format.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <deque>
 #include <iostream>
 #include <string_view>
+
+#include "engine/common/import_issue_kinds.hpp"
 
 namespace proflint::nsys {
 
@@ -473,7 +474,8 @@ void ExportReader::read_processes() {
     if (rows.null(1) && rows.null(0)) continue;
     int64_t pid = rows.null(1) ? pid_of_global_pid(rows.i64(0)) : rows.i64(1);
     if (!rows.null(0) && pid_of_global_pid(rows.i64(0)) != pid)
-      issue(import_issue::pid_mismatch, "globalPid " + std::to_string(rows.i64(0)) + " pid " + std::to_string(pid), rows);
+      issue(import_issue::pid_mismatch, "globalPid " + std::to_string(rows.i64(0)) + " pid " + std::to_string(pid),
+            rows);
     w_.add_process(pid, utf8_text(rows.text(2), scratch));
     processes_from_table_ = true;
   }
@@ -563,7 +565,9 @@ void ExportReader::read_memcpys() {
     m.bytes = bounded(rows, kBytes, kMaxTransferBytes, "bytes");
     bool known = false;
     if (!rows.null(kCopyKind)) m.kind = memcpy_kinds_.decode(rows.i64(kCopyKind), known);
-    if (!known) issue(import_issue::unknown_memcpy_kind, rows.null(kCopyKind) ? "NULL" : std::to_string(rows.i64(kCopyKind)), rows);
+    if (!known)
+      issue(import_issue::unknown_memcpy_kind, rows.null(kCopyKind) ? "NULL" : std::to_string(rows.i64(kCopyKind)),
+            rows);
     m.src_kind = mem_kind(kSrcKind);
     m.dst_kind = mem_kind(kDstKind);
     w_.add_memcpy(m);
@@ -614,7 +618,8 @@ void ExportReader::read_syncs() {
     s.correlation_id = rows.opt(kCorrelation);
     bool known = false;
     if (!rows.null(kSyncType)) s.kind = sync_kinds_.decode(rows.i64(kSyncType), known);
-    if (!known) issue(import_issue::unknown_sync_type, rows.null(kSyncType) ? "NULL" : std::to_string(rows.i64(kSyncType)), rows);
+    if (!known)
+      issue(import_issue::unknown_sync_type, rows.null(kSyncType) ? "NULL" : std::to_string(rows.i64(kSyncType)), rows);
     w_.add_sync_event(s);
   }
 }
