@@ -67,8 +67,8 @@ TEST(ImportIssueKinds, CodesAreUniqueAndNamedAsTheirConstant) {
 // writer composes per-table kinds (`<table>_time_out_of_range` ...) in three helpers; each table
 // name passed to them must make a listed kind.
 TEST(ImportIssueKinds, EmittersUseTheConstants) {
-  static const std::regex literal_call(R"(\b(?:add_)?issue\(\s*"(\w+)\")");
-  static const std::regex table_arg(R"(\b(admit_interval|bounded_name|bounded_bytes)\([^;]*?, "(\w+)"\))");
+  static const std::regex literal_call(R"re(\b(?:add_)?issue\(\s*"(\w+)")re");
+  static const std::regex table_arg(R"re(\b(admit_interval|bounded_name|bounded_bytes)\([^;]*?, "(\w+)"\))re");
   const std::map<std::string, std::string> suffix = {
       {"admit_interval", "_time_out_of_range"}, {"bounded_name", "_name_truncated"}, {"bounded_bytes", "_bytes_out_of_range"}};
   int files = 0;
