@@ -1,0 +1,61 @@
+"""The extension module: version, and the GIL released while the engine works."""
+
+import re
+import threading
+import time
+
+import proflint
+from proflint import _core
+from conftest import ROOT, SAMPLE_TRAIN
+
+
+def test_version_is_the_clis(cli):
+    project = re.search(r"project\(proflint VERSION ([0-9.]+)", (ROOT / "CMakeLists.txt").read_text()).group(1)
+    assert proflint.__version__ == project
+    assert proflint.version_text().splitlines()[0] == f"proflint {project}"
+    assert cli("--version").stdout.splitlines()[0] == f"proflint {project}"
+
+
+def test_other_threads_run_while_the_engine_works():
+    # The main thread counts while a second thread is inside the engine (analyze, with the store
+    # written); held GIL would stop the count for the whole call. The largest pause between two
+    # counts is compared with the call's duration.
+    inside = threading.Event()
+    done = threading.Event()
+    span = {}
+
+    def work():
+        inside.set()
+        start = time.perf_counter()
+        _core.run_cli(["analyze", SAMPLE_TRAIN, "--format", "json", "-o", "out.json", "--db", "store.pflt"])
+        span["call"] = time.perf_counter() - start
+        done.set()
+
+    t = threading.Thread(target=work)
+    t.start()
+    inside.wait()
+    last = time.perf_counter()
+    longest, ticks = 0.0, 0
+    while not done.is_set():
+        now = time.perf_counter()
+        longest = max(longest, now - last)
+        last = now
+        ticks += 1
+    t.join()
+    assert span["call"] > 0.05, "the call is long enough to tell"
+    assert ticks > 1000
+    assert longest < span["call"] / 2, f"main thread paused {longest:.3f} s of a {span['call']:.3f} s engine call"
+
+
+def test_calls_from_several_threads_all_succeed():
+    results = []
+
+    def one():
+        results.append(proflint.query(SAMPLE_TRAIN, "SELECT count(*) AS n FROM kernel")["n"].tolist())
+
+    threads = [threading.Thread(target=one) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [[1188]] * 3
