@@ -9,7 +9,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from ._engine import FindingsError, PathLike, Scratch, as_paths, load_flags, rule_flags, run
+from ._engine import FindingsError, PathLike, Progress, Scratch, as_paths, load_flags, rule_flags, run
 
 SEVERITIES = ("info", "low", "medium", "high")
 
@@ -212,7 +212,7 @@ def analyze(
     skip: Sequence[str] = (),
     fail_on: Optional[str] = None,
     job_by: Optional[str] = None,
-    progress: bool = False,
+    progress: Progress = False,
     keep_store: bool = True,
 ) -> Analysis:
     """Analyses profiles (Kineto JSON, Nsight Systems SQLite, saved stores or a
@@ -221,7 +221,8 @@ def analyze(
     ``config`` is a proflint.toml (else ./proflint.toml when present, as for the CLI), ``rules``
     folders of Lua rules, ``key_node`` the op or annotation that marks an iteration,
     ``iter_range`` the (first, last) iteration to aggregate (0-based, inclusive), ``only`` /
-    ``skip`` detector or rule ids. With ``fail_on`` (``"high"``, ``"medium"``, ``"low"``) a
+    ``skip`` detector or rule ids, ``progress`` True (a tqdm bar per file when tqdm is installed,
+    else the engine's lines on stderr) or a callable ``f(file_name, percent)``. With ``fail_on`` (``"high"``, ``"medium"``, ``"low"``) a
     finding of at least that severity raises :class:`~proflint.FindingsError` (the CLI's
     ``--fail-on``). ``keep_store=False`` skips saving the fact store (then ``summary``,
     ``to_html`` and ``query`` are unavailable).
@@ -240,8 +241,6 @@ def analyze(
     try:
         out = scratch.file("analysis.json")
         args = ["analyze", *words, "--format", "json", "-o", out, *flags, *rule_flags(rules)]
-        if progress:
-            args.append("--progress")
         if only:
             args += ["--only", ",".join(only)]
         if skip:
@@ -250,7 +249,7 @@ def analyze(
             args += ["--db", scratch.file("store.pflt")]
         if fail_on is not None:
             args += ["--fail-on", fail_on]
-        code, log = run(args, accept=(0, 1))
+        code, log = run(args, accept=(0, 1), progress=progress)
         with open(out, encoding="utf-8") as f:
             text = f.read()
     except BaseException:

@@ -8,7 +8,7 @@ import os
 import shutil
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from ._engine import PathLike, Scratch, as_paths, load_flags, rule_flags, run
+from ._engine import PathLike, Progress, Scratch, as_paths, load_flags, rule_flags, run
 
 _METRIC_COLUMNS = ["name", "scope", "unit", "baseline", "candidate", "delta", "relative", "status", "gating",
                    "budget", "p_value", "reason"]
@@ -102,13 +102,15 @@ def compare(
     history: bool = False,
     key_node: Optional[str] = None,
     iter_range: Optional[Tuple[int, int]] = None,
+    progress: Progress = False,
 ) -> Comparison:
     """Is the candidate slower or worse than the baseline? ``proflint compare`` from Python.
 
     Each side is a profile, a saved store, a :class:`~proflint.Store`, a folder of profiles, or a
     list of those (repeated runs or the ranks of one job). ``history=True`` judges the candidate
     against a folder of past runs (``--baseline DIR CANDIDATE``). ``strict`` makes
-    ``inconclusive`` fail too. A regression is a result, not an exception: read ``verdict`` or
+    ``inconclusive`` fail too; ``progress`` as for :func:`~proflint.analyze` (the CLI shows the
+    baseline's import). A regression is a result, not an exception: read ``verdict`` or
     ``exit_code``.
 
     >>> c = proflint.compare("fixtures/sample_train.json.gz", "fixtures/sample_amp.json.gz")
@@ -132,7 +134,7 @@ def compare(
     scratch = Scratch()
     try:
         out = scratch.file("compare.json")
-        _, log = run(["compare", *args, "--format", "json", "-o", out], accept=(0, 1))
+        _, log = run(["compare", *args, "--format", "json", "-o", out], accept=(0, 1), progress=progress)
         with open(out, encoding="utf-8") as f:
             text = f.read()
     finally:

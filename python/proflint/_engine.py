@@ -12,11 +12,14 @@ import os
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from . import _core
 
 PathLike = Union[str, "os.PathLike[str]"]
+#: ``progress=``: False (nothing), True (a tqdm bar per file when tqdm is installed, else the
+#: engine's own lines on stderr) or a callable ``f(file_name, percent)``.
+Progress = Union[bool, Callable[[str, int], None], None]
 
 #: The version of the engine, the same as ``proflint --version`` of the CLI built from this tree.
 ENGINE_VERSION: str = _core.__version__
@@ -61,12 +64,49 @@ def _lines(raw: bytes) -> List[str]:
     return [line for line in raw.decode("utf-8", "replace").splitlines() if line.strip()]
 
 
-def run(args: Sequence[str], *, accept: Iterable[int] = (0,)) -> Tuple[int, List[str]]:
+class _Bars:
+    """tqdm bars, one per file the engine reads."""
+
+    def __init__(self, tqdm: Callable[..., object]) -> None:
+        self._tqdm = tqdm
+        self._bars: Dict[str, object] = {}
+
+    def __call__(self, file: str, percent: int) -> None:
+        bar = self._bars.get(file)
+        if bar is None:
+            bar = self._bars[file] = self._tqdm(total=100, desc=file, unit="%")
+        bar.update(percent - bar.n)  # type: ignore[attr-defined]
+
+    def close(self) -> None:
+        for bar in self._bars.values():
+            bar.close()  # type: ignore[attr-defined]
+
+
+def run(args: Sequence[str], *, accept: Iterable[int] = (0,), progress: Progress = False) -> Tuple[int, List[str]]:
     """Runs ``proflint ARGS...`` in-process with the GIL released. Returns the exit code and the
     stderr lines; an exit code outside ``accept`` raises :class:`InputError` (2) or
     :class:`ProflintError` (other codes) carrying the CLI's error line. Warnings on stderr are
-    also issued as :class:`ProflintWarning`."""
-    code, _out, err = _core.run_cli([str(a) for a in args])
+    also issued as :class:`ProflintWarning`. ``progress``: see :data:`Progress` (import
+    progress comes every 10% of a file)."""
+    words = [str(a) for a in args]
+    callback: Optional[Callable[[str, int], None]] = None
+    bars: Optional[_Bars] = None
+    if progress:
+        words.append("--progress")
+        if callable(progress):
+            callback = progress
+        else:
+            try:
+                from tqdm.auto import tqdm
+            except ImportError:
+                pass  # the engine draws its own progress on stderr
+            else:
+                callback = bars = _Bars(tqdm)
+    try:
+        code, _out, err = _core.run_cli(words, callback)
+    finally:
+        if bars is not None:
+            bars.close()
     log = _lines(err)
     for line in log:
         if line.startswith("proflint: warning: "):
@@ -76,7 +116,7 @@ def run(args: Sequence[str], *, accept: Iterable[int] = (0,)) -> Tuple[int, List
     errors = [line[len("proflint: error: "):] for line in log if line.startswith("proflint: error: ")]
     if not errors:  # the argument parser's own message ("--fail-on: bogus not in {...}")
         errors = [line for line in log if not line.startswith("Run with --help")]
-    message = "\n".join(errors) or f"proflint {' '.join(map(str, args[:1]))} failed with exit code {code}"
+    message = "\n".join(errors) or f"proflint {' '.join(words[:1])} failed with exit code {code}"
     raise (InputError if code == 2 else ProflintError)(message, code, log)
 
 
@@ -98,7 +138,6 @@ def load_flags(
     key_node: Optional[str] = None,
     iter_range: Optional[Tuple[int, int]] = None,
     job_by: Optional[str] = None,
-    progress: bool = False,
 ) -> List[str]:
     """The CLI flags shared by every command that loads profiles."""
     flags: List[str] = []
@@ -111,8 +150,6 @@ def load_flags(
         flags += ["--iter-start", str(int(start)), "--iter-stop", str(int(stop))]
     if job_by is not None:
         flags += ["--job-by", job_by]
-    if progress:
-        flags.append("--progress")
     return flags
 
 

@@ -8,7 +8,7 @@ import shutil
 import weakref
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from ._engine import PathLike, Scratch, as_paths, load_flags, run
+from ._engine import PathLike, Progress, Scratch, as_paths, load_flags, run
 
 
 def _query_file(source: str, sql: str, flags: Sequence[str]) -> "Any":
@@ -87,9 +87,10 @@ def load(
     key_node: Optional[str] = None,
     iter_range: Optional[Tuple[int, int]] = None,
     job_by: Optional[str] = None,
-    progress: bool = False,
+    progress: Progress = False,
 ) -> Store:
     """Imports and derives profiles once (``proflint ingest``) and returns the :class:`Store`.
+    ``progress`` as for :func:`~proflint.analyze`.
 
     >>> store = proflint.load("fixtures/sample_train.json.gz")
     >>> store.log
@@ -99,8 +100,7 @@ def load(
     flags = load_flags(config=config, key_node=key_node, iter_range=iter_range, job_by=job_by)
     scratch = Scratch()
     try:
-        _, log = run(["ingest", *words, "--db", scratch.file("store.pflt"), *flags,
-                      *(["--progress"] if progress else [])])
+        _, log = run(["ingest", *words, "--db", scratch.file("store.pflt"), *flags], progress=progress)
     except BaseException:
         scratch.cleanup()
         raise

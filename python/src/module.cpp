@@ -6,11 +6,23 @@
 // carries the error line. While the engine works the GIL is released, so other Python threads
 // run; engine calls themselves run one at a time, because the messages are collected by pointing
 // std::cout and std::cerr at buffers for the duration of a call (process-wide streams).
+//
+// Progress: the importer prints "proflint: reading FILE: 40% (...)" lines on stderr (C stdio,
+// engine/import/progress.cpp). Given a callback, run_cli points file descriptor 2 at a pipe for
+// the call; a reader thread hands those lines to the callback (with the GIL) and passes every
+// other line on to the real stderr.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <cerrno>
+#include <cstdlib>
+#include <memory>
 #include <iostream>
 #include <mutex>
+#include <thread>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -36,13 +48,97 @@ class Redirect {
   std::streambuf* old_;
 };
 
-pybind11::tuple run_cli(const std::vector<std::string>& args) {
+// "proflint: reading FILE: 40% (12.0/30.0 MiB)" -> FILE, 40; false for any other line.
+bool parse_progress(const std::string& line, std::string& file, int& percent) {
+  static const std::string prefix = "proflint: reading ";
+  if (line.compare(0, prefix.size(), prefix) != 0) return false;
+  size_t sign = line.rfind("% (");
+  if (sign == std::string::npos) return false;
+  size_t colon = line.rfind(": ", sign);
+  if (colon == std::string::npos || colon < prefix.size()) return false;
+  std::string digits = line.substr(colon + 2, sign - colon - 2);
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return false;
+  file = line.substr(prefix.size(), colon - prefix.size());
+  percent = std::atoi(digits.c_str());
+  return true;
+}
+
+// File descriptor 2 points at a pipe while this lives (see the top of the file).
+class ProgressPipe {
+ public:
+  // `callback` is borrowed: the caller's argument outlives the call.
+  explicit ProgressPipe(pybind11::handle callback) : callback_(callback) {
+    int fds[2];
+    std::fflush(stderr);
+    saved_ = ::dup(STDERR_FILENO);
+    if (saved_ < 0 || ::pipe(fds) != 0) throw std::runtime_error("cannot redirect stderr for progress");
+    read_ = fds[0];
+    ::dup2(fds[1], STDERR_FILENO);
+    ::close(fds[1]);
+    reader_ = std::thread([this] { pump(); });
+  }
+  ~ProgressPipe() {
+    std::fflush(stderr);
+    ::dup2(saved_, STDERR_FILENO);  // closes the pipe's last write end: the reader sees the end
+    reader_.join();
+    ::close(read_);
+    ::close(saved_);
+  }
+  ProgressPipe(const ProgressPipe&) = delete;
+  ProgressPipe& operator=(const ProgressPipe&) = delete;
+
+ private:
+  void pump() {
+    std::string pending;
+    char buffer[4096];
+    ssize_t n;
+    while ((n = ::read(read_, buffer, sizeof buffer)) > 0 || (n < 0 && errno == EINTR)) {
+      if (n < 0) continue;
+      pending.append(buffer, static_cast<size_t>(n));
+      size_t end;
+      while ((end = pending.find('\n')) != std::string::npos) {
+        handle(pending.substr(0, end + 1));
+        pending.erase(0, end + 1);
+      }
+    }
+    if (!pending.empty()) handle(pending);
+  }
+  void handle(const std::string& line) {
+    std::string file;
+    int percent = 0;
+    if (!parse_progress(line, file, percent)) {
+      size_t done = 0;
+      while (done < line.size()) {
+        ssize_t w = ::write(saved_, line.data() + done, line.size() - done);
+        if (w <= 0) break;
+        done += static_cast<size_t>(w);
+      }
+      return;
+    }
+    pybind11::gil_scoped_acquire gil;
+    try {
+      callback_(file, percent);
+    } catch (pybind11::error_already_set& e) {
+      e.discard_as_unraisable("proflint progress callback");
+    }
+  }
+
+  pybind11::handle callback_;
+  int saved_ = -1, read_ = -1;
+  std::thread reader_;
+};
+
+pybind11::tuple run_cli(const std::vector<std::string>& args, const pybind11::object& progress) {
   int code = 2;
   std::string out_text, err_text;
   {
     pybind11::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(engine_mutex);
     std::ostringstream out, err;
+    // After the lock (one redirection at a time), with the GIL released: the reader thread takes
+    // the GIL for each callback, and is joined before this scope ends.
+    std::unique_ptr<ProgressPipe> pipe;
+    if (!progress.is_none()) pipe = std::make_unique<ProgressPipe>(progress);
     {
       Redirect to_out(std::cout, out.rdbuf()), to_err(std::cerr, err.rdbuf());
       std::vector<std::string> words{"proflint"};
@@ -72,7 +168,8 @@ PYBIND11_MODULE(_core, m) {
   m.attr("__version__") = PROFLINT_VERSION;
   m.def("version_text", &proflint::version_text,
         "`proflint --version`: the version and the input libraries this build uses.");
-  m.def("run_cli", &run_cli, pybind11::arg("args"),
+  m.def("run_cli", &run_cli, pybind11::arg("args"), pybind11::arg("progress") = pybind11::none(),
         "Runs `proflint ARGS...` in this process with the GIL released; returns (exit code, stdout "
-        "bytes, stderr bytes).");
+        "bytes, stderr bytes). `progress(file, percent)` is called for each import progress line "
+        "(give --progress too).");
 }

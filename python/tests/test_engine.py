@@ -5,6 +5,7 @@ import threading
 import time
 
 import proflint
+import pytest
 from proflint import _core
 from conftest import ROOT, SAMPLE_TRAIN
 
@@ -59,3 +60,23 @@ def test_calls_from_several_threads_all_succeed():
     for t in threads:
         t.join()
     assert results == [[1188]] * 3
+
+
+def test_progress_reaches_a_callback(capfd):
+    seen = []
+    a = proflint.analyze(SAMPLE_TRAIN, progress=lambda file, percent: seen.append((file, percent)))
+    # The importer reports every 10% of the file's bytes (engine/import/progress.cpp), up to 100%.
+    assert seen and all(file == "sample_train.json.gz" for file, _ in seen)
+    percents = [p for _, p in seen]
+    assert percents == sorted(percents) and percents[-1] == 100
+    assert not any(line.startswith("proflint: reading ") for line in a.log)
+    assert "proflint: reading" not in capfd.readouterr().err  # taken off stderr, not printed
+
+
+def test_a_failing_progress_callback_does_not_stop_the_engine():
+    def broken(file, percent):
+        raise RuntimeError("callback bug")
+
+    with pytest.warns(pytest.PytestUnraisableExceptionWarning):
+        a = proflint.analyze(SAMPLE_TRAIN, progress=broken)
+    assert a.findings
