@@ -2,7 +2,13 @@
 
 >>> import proflint
 >>> a = proflint.analyze("fixtures/sample_train.json.gz")
->>> a.to_dataframe()[["id", "severity", "estimated_savings_ms"]]
+>>> a.to_dataframe()[["rank", "id", "severity", "estimated_savings_ms"]]
+   rank                id severity  estimated_savings_ms
+0     1  dataloader-stall     high            389.153162
+1     2      amp-not-used     high            303.403423
+2     3   pageable-memcpy      low             27.082454
+3     4         host-sync      low              0.623167
+4     5       sync-memcpy      low              0.000000
 """
 
 from ._analysis import Analysis, Check, Finding, analyze

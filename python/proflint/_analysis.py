@@ -229,9 +229,11 @@ def analyze(
 
     >>> a = proflint.analyze("fixtures/sample_train.json.gz")
     >>> a
-    <proflint.Analysis of fixtures/sample_train.json.gz: 7 findings, 0 diagnostics, 4 below threshold>
+    <proflint.Analysis of fixtures/sample_train.json.gz: 5 findings, 0 diagnostics, 6 below threshold>
     >>> print(a.findings[0])
-    [high] dataloader-stall: GPU waits on the input pipeline (~1070.2 ms)
+    [high] dataloader-stall: GPU waits on the input pipeline (~389.2 ms)
+    >>> a.summary["traces"][0]["iterations"]["count"]
+    6
 
     Raises :class:`~proflint.InputError` with the CLI's message when an input cannot be read.
     """

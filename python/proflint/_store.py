@@ -93,8 +93,12 @@ def load(
     ``progress`` as for :func:`~proflint.analyze`.
 
     >>> store = proflint.load("fixtures/sample_train.json.gz")
-    >>> store.log
-    ['ingested fixtures/sample_train.json.gz: 2280 kernels, 184 memcpy, 2808 API calls, 8600 ops, 8 iterations', ...]
+    >>> store.log[0]
+    'ingested fixtures/sample_train.json.gz: 1188 kernels, 18 memcpy, 1266 API calls, 4830 ops, 6 iterations'
+    >>> store.query("SELECT name, count(*) AS n, sum(dur_ns) AS ns FROM kernel GROUP BY name ORDER BY ns DESC LIMIT 2")
+                                          name   n         ns
+    0  void cudnn::cnn::wgrad_alg0_engine<f...  60  131219853
+    1  sm80_xmma_wgrad_implicit_gemm_f32f32...  60  108621721
     """
     words = as_paths(paths)
     flags = load_flags(config=config, key_node=key_node, iter_range=iter_range, job_by=job_by)
@@ -123,8 +127,8 @@ def query(
     NULL (like an empty string) as NaN.
 
     >>> proflint.query("fixtures/sample_train.json.gz", "SELECT count(*) AS n FROM kernel")
-       n
-    0  2280
+          n
+    0  1188
 
     A statement that writes, or SQL that does not parse, raises :class:`~proflint.InputError`.
     """

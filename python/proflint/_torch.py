@@ -96,13 +96,15 @@ def on_trace_ready(
     script or a test can gate on it; the exception carries the analysis and the trace path.
     Other keyword arguments go to :func:`~proflint.analyze` (``config``, ``key_node``, ...).
 
-    >>> handler = proflint.on_trace_ready("traces")
+    >>> handler = proflint.on_trace_ready("traces", worker_name="mlp")
     >>> with torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=1, active=3),
     ...                             on_trace_ready=handler) as prof:
-    ...     for step in range(6):
+    ...     for step in range(5):
     ...         train_step(); prof.step()
-    proflint: traces/host_4242.1764108000000.pt.trace.json: 1 finding
-      1. [high] ...
+    proflint: traces/mlp.1795645315201.pt.trace.json: 0 findings
+      note: no-gpu-activity: The profile has no GPU activity to analyse
+    >>> handler.analysis.summary["traces"][0]["iterations"]["count"]
+    3
     """
     if fail_on is not None and fail_on not in ("high", "medium", "low"):
         raise ValueError(f"fail_on must be 'high', 'medium' or 'low', got {fail_on!r}")
