@@ -23,7 +23,6 @@
 #include <iostream>
 #include <mutex>
 #include <thread>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -34,6 +33,34 @@ int proflint_cli_main(int argc, char** argv);
 namespace {
 
 std::mutex engine_mutex;
+
+// Collects what is written to it; safe for writes from several threads (compare loads its two
+// sides on two threads, and both may warn), as std::cerr itself is.
+class LockedBuffer : public std::streambuf {
+ public:
+  std::string text() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return text_;
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      text_.push_back(traits_type::to_char_type(c));
+    }
+    return traits_type::not_eof(c);
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    text_.append(s, static_cast<size_t>(n));
+    return n;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::string text_;
+};
 
 // Points `stream` at `buffer` until destroyed.
 class Redirect {
@@ -134,13 +161,13 @@ pybind11::tuple run_cli(const std::vector<std::string>& args, const pybind11::ob
   {
     pybind11::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(engine_mutex);
-    std::ostringstream out, err;
+    LockedBuffer out, err;
     // After the lock (one redirection at a time), with the GIL released: the reader thread takes
     // the GIL for each callback, and is joined before this scope ends.
     std::unique_ptr<ProgressPipe> pipe;
     if (!progress.is_none()) pipe = std::make_unique<ProgressPipe>(progress);
     {
-      Redirect to_out(std::cout, out.rdbuf()), to_err(std::cerr, err.rdbuf());
+      Redirect to_out(std::cout, &out), to_err(std::cerr, &err);
       std::vector<std::string> words{"proflint"};
       words.insert(words.end(), args.begin(), args.end());
       std::vector<char*> argv;
@@ -151,12 +178,12 @@ pybind11::tuple run_cli(const std::vector<std::string>& args, const pybind11::ob
       try {
         code = proflint_cli_main(static_cast<int>(words.size()), argv.data());
       } catch (const std::exception& e) {
-        err << "proflint: error: " << e.what() << "\n";
+        std::cerr << "proflint: error: " << e.what() << "\n";
         code = 2;
       }
     }
-    out_text = out.str();
-    err_text = err.str();
+    out_text = out.text();
+    err_text = err.text();
   }
   return pybind11::make_tuple(code, pybind11::bytes(out_text), pybind11::bytes(err_text));
 }
