@@ -12,5 +12,5 @@ if [ ! -f "$BUILD/CMakeCache.txt" ]; then
     -DPROFLINT_TESTS=OFF -DPython3_EXECUTABLE="$PY" >/dev/null
 fi
 cmake --build "$BUILD" -j "$(nproc)" --target proflint proflint_python
-PYTHONPATH="$BUILD/python" PROFLINT_BINARY="${PROFLINT_BINARY:-$BUILD/proflint}" \
+PYTHONPATH="$PWD/$BUILD/python" PROFLINT_BINARY="${PROFLINT_BINARY:-$PWD/$BUILD/proflint}" \
   "$PY" -m pytest -q -p no:cacheprovider python/tests "$@"

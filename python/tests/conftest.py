@@ -25,9 +25,12 @@ def _own_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
 
 
+# Resolved now: the tests themselves run in temporary folders.
+BINARY = os.path.abspath(os.environ.get("PROFLINT_BINARY") or str(ROOT / "build" / "proflint"))
+
+
 def cli_binary():
-    path = os.environ.get("PROFLINT_BINARY") or str(ROOT / "build" / "proflint")
-    return path if os.access(path, os.X_OK) else None
+    return BINARY if os.access(BINARY, os.X_OK) else None
 
 
 @pytest.fixture
