@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import shutil
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 

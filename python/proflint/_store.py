@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import weakref
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union

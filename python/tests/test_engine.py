@@ -84,3 +84,12 @@ def test_a_failing_progress_callback_does_not_stop_the_engine(monkeypatch):
     a = proflint.analyze(SAMPLE_TRAIN, progress=broken)
     assert a.findings
     assert reported and all(str(e) == "callback bug" for e in reported)
+
+
+def test_progress_true_draws_tqdm_bars(capfd):
+    pytest.importorskip("tqdm", reason="tqdm is not installed (Debian: python3-tqdm): progress=True bars not checked")
+    proflint.analyze(SAMPLE_TRAIN, progress=True)
+    err = capfd.readouterr().err
+    # One bar for the file, driven to 100% from the engine's progress lines, which stay off stderr.
+    assert "sample_train.json.gz: 100%" in err
+    assert "proflint: reading" not in err

@@ -16,7 +16,6 @@ bare JSON array (docs/formats.md).
 """
 
 import argparse
-import os
 import sys
 import time
 
