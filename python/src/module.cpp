@@ -11,19 +11,21 @@
 // engine/import/progress.cpp). Given a callback, run_cli points file descriptor 2 at a pipe for
 // the call; a reader thread hands those lines to the callback (with the GIL) and passes every
 // other line on to the real stderr.
+#include <fcntl.h>
+#include <poll.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
-
 #include <unistd.h>
 
-#include <cstdio>
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
-#include <memory>
 #include <iostream>
+#include <memory>
 #include <mutex>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/cli/commands.hpp"
@@ -98,7 +100,7 @@ class ProgressPipe {
     int fds[2];
     std::fflush(stderr);
     saved_ = ::dup(STDERR_FILENO);
-    if (saved_ < 0 || ::pipe(fds) != 0) throw std::runtime_error("cannot redirect stderr for progress");
+    if (saved_ < 0 || ::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("cannot redirect stderr for progress");
     read_ = fds[0];
     ::dup2(fds[1], STDERR_FILENO);
     ::close(fds[1]);
@@ -106,7 +108,8 @@ class ProgressPipe {
   }
   ~ProgressPipe() {
     std::fflush(stderr);
-    ::dup2(saved_, STDERR_FILENO);  // closes the pipe's last write end: the reader sees the end
+    ::dup2(saved_, STDERR_FILENO);
+    stopping_ = true;
     reader_.join();
     ::close(read_);
     ::close(saved_);
@@ -115,12 +118,23 @@ class ProgressPipe {
   ProgressPipe& operator=(const ProgressPipe&) = delete;
 
  private:
+  // Reads until fd 2 is restored and the pipe has been idle for 50 ms. Not until the end of the
+  // pipe: a process started during the call inherits its write end and may outlive the call.
   void pump() {
     std::string pending;
     char buffer[4096];
-    ssize_t n;
-    while ((n = ::read(read_, buffer, sizeof buffer)) > 0 || (n < 0 && errno == EINTR)) {
-      if (n < 0) continue;
+    pollfd ready{read_, POLLIN, 0};
+    for (;;) {
+      int r = ::poll(&ready, 1, 50);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) break;
+      if (r == 0) {
+        if (stopping_) break;
+        continue;
+      }
+      ssize_t n = ::read(read_, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
       pending.append(buffer, static_cast<size_t>(n));
       size_t end;
       while ((end = pending.find('\n')) != std::string::npos) {
@@ -152,6 +166,7 @@ class ProgressPipe {
 
   pybind11::handle callback_;
   int saved_ = -1, read_ = -1;
+  std::atomic<bool> stopping_{false};
   std::thread reader_;
 };
 

@@ -93,3 +93,26 @@ def test_progress_true_draws_tqdm_bars(capfd):
     # One bar for the file, driven to 100% from the engine's progress lines, which stay off stderr.
     assert "sample_train.json.gz: 100%" in err
     assert "proflint: reading" not in err
+
+
+def test_progress_does_not_wait_for_processes_that_inherited_stderr():
+    # A process started during the call inherits file descriptor 2 (the progress pipe) and may
+    # outlive the call: the call must still return when the engine is done.
+    import subprocess
+
+    children = []
+
+    def start_child(file, percent):
+        if not children:
+            children.append(subprocess.Popen(["sleep", "30"]))
+
+    start = time.perf_counter()
+    try:
+        a = proflint.analyze(SAMPLE_TRAIN, progress=start_child)
+        elapsed = time.perf_counter() - start
+        assert children and children[0].poll() is None, "the child still runs"
+    finally:
+        for child in children:
+            child.kill()
+            child.wait()
+    assert a.findings and elapsed < 15
