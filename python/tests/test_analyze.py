@@ -55,6 +55,12 @@ def test_summary_and_query_reuse_the_store():
     assert a.query("SELECT count(*) AS n FROM kernel")["n"].tolist() == [1188]
 
 
+def test_summary_is_the_clis(cli):
+    # Read from the kept store, it is the document `proflint summary` makes from the profile.
+    a = proflint.analyze(SAMPLE_TRAIN)
+    assert cli_json(cli, "summary", SAMPLE_TRAIN, "--format", "json")[1] == a.summary
+
+
 def test_html_report_and_notebook_view(tmp_path):
     a = proflint.analyze(SAMPLE_TRAIN)
     page = a.to_html(tmp_path / "report.html")
