@@ -39,7 +39,7 @@ JobRun analyze_job(const std::string& job) {
   fill_job_tables(store, out.truth);
   AnalysisOptions ao;
   ao.only = {kId};
-  out.result = run_analysis(store, ao);
+  out.result = run_analysis(store, ao, detector_registry());
   return out;
 }
 
@@ -123,7 +123,7 @@ AnalysisResult analyze_capture(const std::string& dir) {
   fill_job_tables(store, {}, /*host=*/true);
   AnalysisOptions ao;
   ao.only = {kId};
-  return run_analysis(store, ao);
+  return run_analysis(store, ao, detector_registry());
 }
 
 void expect_capture(const std::string& dir, const std::string& cause) {
@@ -173,7 +173,7 @@ void expect_end_to_end(const std::string& job, const std::string& cause) {
   EXPECT_EQ(seen, n);
   AnalysisOptions ao;
   ao.only = {kId, "communication-bound"};
-  auto result = run_analysis(store, ao);
+  auto result = run_analysis(store, ao, detector_registry());
   auto f = findings_of(result, kId);
   if (cause.empty()) {
     EXPECT_TRUE(f.empty());
@@ -214,7 +214,7 @@ TEST(RankStragglerEndToEnd, GlooCaptures) {
     Store store = load_inputs(paths, lo);
     AnalysisOptions ao;
     ao.only = {kId};
-    auto f = findings_of(run_analysis(store, ao), kId);
+    auto f = findings_of(run_analysis(store, ao, detector_registry()), kId);
     if (cause.empty()) {
       EXPECT_TRUE(f.empty());
       continue;
@@ -234,7 +234,7 @@ TEST(RankStragglerEndToEnd, GpuImbalanceDoesNotCountTheSameWaitAgain) {
   Store store = load_inputs(paths, LoadOptions{});
   AnalysisOptions ao;
   ao.only = {kId, "gpu-imbalance"};
-  auto result = run_analysis(store, ao);
+  auto result = run_analysis(store, ao, detector_registry());
   auto straggler = findings_of(result, kId);
   auto imbalance = findings_of(result, "gpu-imbalance");
   ASSERT_EQ(straggler.size(), 1u);
