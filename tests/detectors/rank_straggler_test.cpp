@@ -266,7 +266,7 @@ AnalysisResult analyze_job_end_to_end(const std::string& job, std::set<std::stri
   Store store = load_inputs(paths, LoadOptions{});
   AnalysisOptions ao;
   ao.only = std::move(only);
-  return run_analysis(store, ao);
+  return run_analysis(store, ao, detector_registry());
 }
 
 }  // namespace
