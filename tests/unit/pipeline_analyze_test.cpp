@@ -42,7 +42,7 @@ std::vector<DetectorInfo> probe_list(bool fail) {
 }
 
 Store sample_store() {
-  return load_inputs({(source_dir() / "fixtures" / "legacy_bare_array.json").string()}, LoadOptions{});
+  return load_inputs({(proflint::testing::source_dir() / "fixtures" / "legacy_bare_array.json").string()}, LoadOptions{});
 }
 
 }  // namespace
