@@ -329,7 +329,7 @@ TEST(RankStragglerEndToEnd, IterationRangeCutsTheCollectives) {
             0);
   AnalysisOptions ao;
   ao.only = {kId};
-  auto f = findings_of(run_analysis(store, ao), kId);
+  auto f = findings_of(run_analysis(store, ao, detector_registry()), kId);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].evidence["steps"], 3);
   EXPECT_EQ(f[0].evidence["straggler_rank"], 2);
