@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "engine/analysis/detector.hpp"
+#include "engine/common/format.hpp"
 #include "engine/common/import_issue_kinds.hpp"
-#include "engine/report/format.hpp"
 
 namespace proflint {
 

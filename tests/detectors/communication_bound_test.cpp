@@ -144,7 +144,7 @@ TEST(CommunicationBound, WaitingForAStragglerIsNotCommunication) {
   fill_job_tables(store, truth);
   AnalysisOptions ao;
   ao.only = {kId};
-  auto r = run_analysis(store, ao);
+  auto r = run_analysis(store, ao, detector_registry());
   EXPECT_TRUE(findings_of(r, kId).empty());
   // One below-threshold entry for the job (ranking merges the four ranks' checks), the largest of
   // the four values, each instance under 2 %.
