@@ -47,7 +47,12 @@ int open_flags() {
 int profile_statement(unsigned type, void*, void* stmt, void* ns) {
   if (type != SQLITE_TRACE_PROFILE) return 0;
   auto elapsed = *static_cast<sqlite3_int64*>(ns);
-  if (elapsed < 1'000'000) return 0;
+  // PROFLINT_SQL_PROFILE=all prints every statement (the index audit of docs/benchmarks.md).
+  static const bool all = [] {
+    const char* v = std::getenv("PROFLINT_SQL_PROFILE");
+    return v && std::string_view(v) == "all";
+  }();
+  if (elapsed < 1'000'000 && !all) return 0;
   char* sql = sqlite3_expanded_sql(static_cast<sqlite3_stmt*>(stmt));
   std::fprintf(stderr, "sql %.3f ms: %s\n", static_cast<double>(elapsed) / 1e6, sql ? sql : "?");
   sqlite3_free(sql);

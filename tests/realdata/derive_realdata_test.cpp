@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/import/load.hpp"
 #include "engine/derive/derive.hpp"
 #include "engine/import/importer.hpp"
 #include "engine/store/store.hpp"
