@@ -142,12 +142,14 @@ struct TraceData {
 
   // The model's texts: name ids are its string ids, and new names (op names derivation makes up)
   // are interned there.
+  // Without a model (unit tests of single steps) the TraceData's own table.
   StringTable* names = nullptr;
+  StringTable own_names;
   // normalize_op_type once per op name (ops repeat names; a node map keeps the texts in place).
   std::unordered_map<int64_t, std::string> op_type_of_name;
 
-  const std::string& text(int64_t id) const { return names->text(id); }
-  int64_t intern(std::string_view value) { return names->intern(value); }
+  const std::string& text(int64_t id) const { return (names ? *names : own_names).text(id); }
+  int64_t intern(std::string_view value) { return (names ? *names : own_names).intern(value); }
 };
 
 // Ordinal of the iteration containing time t, or -1.
