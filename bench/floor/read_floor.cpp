@@ -5,7 +5,7 @@
 //   proflint_floor inflate-zlib FILE   the same with zlib (the reference ISA-L is measured against)
 //   proflint_floor parse FILE     Kineto JSON: inflate + the importer's scanner + simdjson parse of
 //                                 every event, with no store (the floor proflint's import is held to)
-//   proflint_floor import FILE    the import stage alone (any format), into an in-memory store:
+//   proflint_floor import FILE    the import stage alone (any format), into an in-memory fact model:
 //                                 what PROFLINT_TIMINGS' "import" measures, without derivation
 //   proflint_floor scan FILE      nsys SQLite: read every column of every row of the kernel, runtime,
 //                                 memcpy, memset, NVTX, sync and StringIds tables
@@ -98,8 +98,8 @@ int main(int argc, char** argv) {
       events = handler.events;
       bytes = scan.bytes;
     } else if (mode == "import") {
-      proflint::Store store = proflint::Store::create_in_memory();
-      events = static_cast<uint64_t>(proflint::import_file(path, store, {}).rows);
+      proflint::TraceModel model;  // the import fills the fact model; the store is written later
+      events = static_cast<uint64_t>(proflint::import_file(path, model, {}).rows);
     } else if (mode == "scan") {
       if (int rc = scan_sqlite(path, events, bytes)) return rc;
     } else {

@@ -1,4 +1,5 @@
 // engine/cli/commands.cpp — see commands.hpp.
+#include "engine/pipeline/load.hpp"
 #include "engine/cli/commands.hpp"
 
 #include <SQLiteCpp/Statement.h>

@@ -27,12 +27,7 @@
 
 namespace proflint {
 
-inline constexpr std::array<std::string_view, 9> kBreakdownCategories = {
-    "kernel_tc", "kernel_other", "communication", "memcpy", "memset", "runtime", "dataloader", "cpu", "idle"};
-
-// BreakdownRow::iteration of the rows covering a device's steady state (t.steady): they are
-// written to the steady_state table, not to breakdown.
-inline constexpr int64_t kSteadyStateRows = -2;
+// kBreakdownCategories and kSteadyStateRows: engine/model/model.hpp (the store writes them too).
 
 struct BreakdownRow {
   int64_t device_id = -1;

@@ -1,31 +1,29 @@
-// engine/derive/derive.cpp — derive_all: runs the derivation steps on each trace, in order.
+// engine/derive/derive.cpp — derive_trace: runs the derivation steps on one trace's model, in order.
 //
-// Per trace, in one transaction: load -> nest ranges -> classify ranges and kernels -> GPU work to
-// API calls -> iterations -> ops -> API calls and GPU work to ops -> iteration assignment -> op
-// aggregates -> start-up/steady state and workload -> breakdown -> write. Each step's rules live in its own file (see docs/derivation.md).
-#include "engine/derive/derive.hpp"
+// Copy the facts into TraceData -> nest ranges -> classify ranges and kernels -> GPU work to API
+// calls -> iterations -> ops -> API calls and GPU work to ops -> iteration assignment -> op
+// aggregates -> start-up/steady state and workload -> breakdown -> the results into the model's
+// DerivedFacts. Each step's rules live in its own file (see docs/derivation.md). No SQL here: the
+// store writes the model afterwards (engine/store/model_io.hpp).
+#include "engine/derive/derive_trace.hpp"
 
-#include <SQLiteCpp/Statement.h>
-#include <SQLiteCpp/Transaction.h>
-
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
-#include <thread>
+#include <set>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "engine/common/error.hpp"
 #include "engine/common/memory.hpp"
 #include "engine/derive/breakdown.hpp"
 #include "engine/derive/categories.hpp"
 #include "engine/derive/correlation.hpp"
 #include "engine/derive/iterations.hpp"
-#include "engine/derive/jobs.hpp"
+#include "engine/derive/model.hpp"
 #include "engine/derive/ops.hpp"
 #include "engine/derive/startup.hpp"
-#include "engine/derive/store_io.hpp"
 #include "engine/derive/tensor_cores.hpp"
 
 namespace proflint {
@@ -97,79 +95,214 @@ void compute(TraceData& t, std::vector<BreakdownRow>& breakdown) {
   clock.lap("breakdown");
 }
 
-void derive_trace(Store& store, int64_t trace_id, const DeriveOptions& options) {
-  StepClock clock;
-  TraceData t = load_trace(store, trace_id);
-  t.options = &options;
-  clock.lap("load");
-  // While the passes run on a second thread, this one builds the indexes on columns derivation
-  // never writes (after a fresh import there are none yet; later traces find them built).
-  std::vector<BreakdownRow> breakdown;
-  std::exception_ptr failed;
-  std::thread passes([&] {
-    try {
-      compute(t, breakdown);
-    } catch (...) {
-      failed = std::current_exception();
-    }
-  });
-  try {
-    store.create_fact_indexes();
-  } catch (...) {
-    passes.join();
-    throw;
+RangeKind parse_kind(const std::string* k) {
+  if (!k) return RangeKind::other;
+  if (*k == "cpu_op") return RangeKind::cpu_op;
+  if (*k == "user_annotation") return RangeKind::user_annotation;
+  if (*k == "gpu_user_annotation") return RangeKind::gpu_user_annotation;
+  if (*k == "python_function") return RangeKind::python_function;
+  if (*k == "nvtx") return RangeKind::nvtx;
+  return RangeKind::other;
+}
+
+int64_t end_of(int64_t start, int64_t dur) { return start + std::max<int64_t>(0, dur); }
+
+// The facts derivation reads, in the orders its sweeps need.
+TraceData facts_of(TraceModel& m) {
+  TraceData t;
+  t.trace_id = m.trace_id;
+  t.names = &m.strings;
+  t.format = m.info.format;
+  t.framework = m.info.framework.value_or("");
+  t.start_ns = m.start_ns;
+  t.end_ns = m.end_ns;
+  for (const auto& d : m.devices) {
+    t.described_devices.push_back(d.row.device_id);
+    TraceData::DeviceInfo info{d.row.vendor.value_or(""), d.row.name.value_or(""), std::nullopt};
+    if (d.row.compute_major) info.compute_major = *d.row.compute_major;
+    t.devices.emplace(d.row.device_id, std::move(info));
   }
-  clock.lap("fact_indexes");
-  passes.join();
-  if (failed) std::rethrow_exception(failed);
-  clock.lap("passes_wait");
-  SQLite::Transaction tx(store.db());
-  clear_derived(store, trace_id);
-  write_trace(store, t, breakdown);
-  clock.lap("write");
-  // The aggregation range travels with the derived facts (schema/0002_reports.sql), so a saved
-  // store's readers restrict exactly as this derivation did.
-  SQLite::Statement range(store.db(), "UPDATE trace SET iter_start = ?, iter_stop = ? WHERE trace_id = ?");
-  if (options.iter_start) range.bind(1, *options.iter_start);
-  if (options.iter_stop) range.bind(2, *options.iter_stop);
-  range.bind(3, trace_id);
-  range.exec();
-  tx.commit();
+  std::sort(t.described_devices.begin(), t.described_devices.end());
+  t.ranges.reserve(m.ranges.size());
+  std::vector<RangeKind> kinds(static_cast<size_t>(m.labels.size()) + 1, RangeKind::other);
+  for (int64_t l = 1; l <= m.labels.size(); ++l) kinds[static_cast<size_t>(l)] = parse_kind(&m.labels.text(l));
+  for (size_t i = 0; i < m.ranges.size(); ++i) {
+    const RangeFact& f = m.ranges[i];
+    RangeRec r;
+    r.id = static_cast<int64_t>(i);
+    r.pid = f.pid;
+    r.tid = f.tid;
+    r.start = f.start_ns;
+    r.end = end_of(f.start_ns, f.dur_ns);
+    r.name_id = f.name_id;
+    r.kind = kinds[static_cast<size_t>(f.kind)];
+    r.external_id = f.external_id;
+    r.fwd_thread_id = f.fwd_thread_id;
+    r.input_types_id = f.input_types_id;
+    r.device_id = f.device_id;
+    t.ranges.push_back(r);
+  }
+  t.apis.reserve(m.apis.size());
+  for (size_t i = 0; i < m.apis.size(); ++i) {
+    const ApiFact& f = m.apis[i];
+    ApiRec a;
+    a.id = static_cast<int64_t>(i);
+    a.pid = f.pid;
+    a.tid = f.tid;
+    a.start = f.start_ns;
+    a.end = end_of(f.start_ns, f.dur_ns);
+    a.name_id = f.name_id;
+    a.correlation_id = f.correlation_id;
+    a.external_id = f.external_id;
+    t.apis.push_back(a);
+  }
+  std::sort(t.apis.begin(), t.apis.end(), [](const ApiRec& a, const ApiRec& b) {
+    if (a.pid != b.pid) return a.pid < b.pid;
+    if (a.tid != b.tid) return a.tid < b.tid;
+    if (a.start != b.start) return a.start < b.start;
+    return a.id < b.id;
+  });
+  t.gpu.reserve(m.kernels.size() + m.memcpys.size() + m.memsets.size());
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const KernelFact& k = m.kernels[i];
+    GpuRec g;
+    g.kind = GpuKind::kernel;
+    g.id = static_cast<int64_t>(i);
+    g.device_id = k.device_id;
+    g.stream_id = k.stream_id;
+    g.pid = k.pid;
+    g.start = k.start_ns;
+    g.end = end_of(k.start_ns, k.dur_ns);
+    g.correlation_id = k.correlation_id;
+    g.external_id = k.external_id;
+    g.name_id = k.name_id;
+    t.gpu.push_back(g);
+  }
+  auto copies = [&](const std::vector<CopyFact>& rows, GpuKind kind) {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const CopyFact& c = rows[i];
+      GpuRec g;
+      g.kind = kind;
+      g.id = static_cast<int64_t>(i);
+      g.device_id = c.device_id;
+      g.stream_id = c.stream_id;
+      g.pid = c.pid;
+      g.start = c.start_ns;
+      g.end = end_of(c.start_ns, c.dur_ns);
+      g.correlation_id = c.correlation_id;
+      g.external_id = c.external_id;
+      t.gpu.push_back(g);
+    }
+  };
+  copies(m.memcpys, GpuKind::memcpy);
+  copies(m.memsets, GpuKind::memset);
+  // Time order; ties keep the order derivation has always seen (it decides attribution on equal
+  // starts): kernels, then memcpys, then memsets; kernels by (device, id), copies and sets by
+  // (pid, correlation id, id), NULL first.
+  std::sort(t.gpu.begin(), t.gpu.end(), [](const GpuRec& a, const GpuRec& b) {
+    if (a.start != b.start) return a.start < b.start;
+    if (a.kind != b.kind) return static_cast<int>(a.kind) < static_cast<int>(b.kind);
+    if (a.kind == GpuKind::kernel) {
+      if (a.device_id != b.device_id) return a.device_id < b.device_id;
+    } else {
+      if (a.pid != b.pid) return a.pid < b.pid;
+      if (a.correlation_id != b.correlation_id) return a.correlation_id < b.correlation_id;
+    }
+    return a.id < b.id;
+  });
+  t.syncs.reserve(m.syncs.size());
+  for (size_t i = 0; i < m.syncs.size(); ++i) t.syncs.push_back({static_cast<int64_t>(i), m.syncs[i].start_ns, -1});
+  return t;
+}
+
+// What the passes found, into the model (by model position; TraceData is sorted differently).
+void keep_results(TraceData& t, std::vector<BreakdownRow>& breakdown, TraceModel& m, const DeriveOptions& options) {
+  DerivedFacts d;
+  d.range_parent.assign(m.ranges.size(), -1);
+  d.range_depth.assign(m.ranges.size(), 0);
+  for (const auto& r : t.ranges) {
+    auto i = static_cast<size_t>(r.id);
+    d.range_parent[i] = r.parent >= 0 ? t.ranges[static_cast<size_t>(r.parent)].id : -1;
+    d.range_depth[i] = r.depth;
+  }
+  d.api_op.assign(m.apis.size(), -1);
+  d.api_iteration.assign(m.apis.size(), -1);
+  for (const auto& a : t.apis) {
+    d.api_op[static_cast<size_t>(a.id)] = a.op;
+    d.api_iteration[static_cast<size_t>(a.id)] = a.iteration;
+  }
+  d.kernels.resize(m.kernels.size());
+  d.memcpys.resize(m.memcpys.size());
+  d.memsets.resize(m.memsets.size());
+  std::set<int64_t> active;
+  for (const auto& g : t.gpu) {
+    active.insert(g.device_id == kNone ? 0 : g.device_id);
+    auto& table = g.kind == GpuKind::kernel ? d.kernels : g.kind == GpuKind::memcpy ? d.memcpys : d.memsets;
+    GpuLinks& l = table[static_cast<size_t>(g.id)];
+    l.api = g.api >= 0 ? t.apis[static_cast<size_t>(g.api)].id : -1;
+    l.op = g.op;
+    l.iteration = g.iteration;
+    if (g.kind == GpuKind::kernel) {
+      l.tensor_core = g.tensor_core ? 1 : 0;
+      l.category = g.category;
+      l.tc_op = g.op >= 0 ? t.ops[static_cast<size_t>(g.op)].tc_root : -1;
+    }
+  }
+  d.sync_iteration.assign(m.syncs.size(), -1);
+  for (const auto& s : t.syncs) d.sync_iteration[static_cast<size_t>(s.id)] = s.iteration;
+  d.ops.reserve(t.ops.size());
+  for (auto& op : t.ops) {
+    OpFact f;
+    f.range = op.range >= 0 ? t.ranges[static_cast<size_t>(op.range)].id : -1;
+    f.name_id = op.name_id;
+    f.op_type = op.op_type;
+    f.pass = op.pass;
+    f.parent = op.parent;
+    f.depth = op.depth;
+    f.path = std::move(op.path);
+    f.iteration = op.iteration;
+    f.tc_eligible = op.tc_eligible;
+    f.gpu_time_ns = op.gpu_time_ns;
+    f.kernel_count = op.kernel_count;
+    f.tc_time_ns = op.tc_time_ns;
+    f.pid = op.pid;
+    f.tid = op.tid;
+    f.start = op.start;
+    f.dur = op.dur;
+    d.ops.push_back(std::move(f));
+  }
+  d.op_types = std::move(t.op_type_of_name);  // the nodes move with the map: op_type views stay valid
+  for (auto& it : t.iterations) d.iterations.push_back({it.number, std::move(it.name), it.start, it.end, it.gpu_start, it.gpu_end});
+  d.iteration_source = t.iteration_source;
+  d.workload = std::string(t.workload);
+  for (const auto& row : breakdown) d.breakdown.push_back({row.device_id, row.iteration, row.category, row.time_ns});
+  for (auto& s : t.steady)
+    d.steady.push_back({s.device_id, s.window_start, s.window_end, s.steady_start, std::move(s.cause), std::move(s.evidence)});
+  // Devices that ran work get has_activity 1, the other described ones 0; devices that ran work
+  // but were not described by the trace (no deviceProperties, nsys 2026.2 container captures)
+  // still get a row so that joins on device work.
+  for (auto& dev : m.devices) dev.has_activity = active.contains(dev.row.device_id) ? 1 : 0;
+  for (int64_t dev : active)
+    if (!std::binary_search(t.described_devices.begin(), t.described_devices.end(), dev)) d.undescribed_devices.push_back(dev);
+  d.key_node_problem = t.key_node_problem;
+  d.iter_start = options.iter_start;
+  d.iter_stop = options.iter_stop;
+  d.done = true;
+  m.derived = std::move(d);
 }
 
 }  // namespace
 
-void derive_all(Store& store, const DeriveOptions& options, bool force) {
+void derive_trace(TraceModel& model, const DeriveOptions& options) {
   StepClock clock;
-  // Derivation reads whole tables in table order and writes by row id: it needs no index. After a
-  // fresh import none exists yet: those on fact columns are built while the first trace's passes
-  // run (derive_trace), those on derived columns once, after the derived columns are written
-  // (they would otherwise be updated row by row). A saved store being re-derived has them; those
-  // on derived columns are dropped for the same reason.
-  store.db().exec(
-      "DROP INDEX IF EXISTS kernel_by_op; DROP INDEX IF EXISTS op_by_range; DROP INDEX IF EXISTS op_by_name;");
-  std::vector<std::pair<int64_t, std::string>> traces;
-  {
-    SQLite::Statement q(store.db(),
-                        force ? "SELECT trace_id, path FROM trace ORDER BY trace_id"
-                              : "SELECT trace_id, path FROM trace WHERE iteration_source IS NULL ORDER BY trace_id");
-    while (q.executeStep()) traces.emplace_back(q.getColumn(0).getInt64(), q.getColumn(1).getString());
-  }
-  for (const auto& [trace_id, path] : traces) {
-    try {
-      derive_trace(store, trace_id, options);
-    } catch (const Error&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw input_error(path, "derivation", e.what());
-    }
-  }
-  clock.lap("traces");
-  store.create_indexes();
-  clock.lap("indexes_after");
-  // Jobs span traces and depend on --job-by: rebuilt on every load, saved stores included.
-  derive_jobs(store, options);
-  clock.lap("jobs");
+  model.derived = DerivedFacts{};
+  TraceData t = facts_of(model);
+  t.options = &options;
+  clock.lap("facts");
+  std::vector<BreakdownRow> breakdown;
+  compute(t, breakdown);
+  keep_results(t, breakdown, model, options);
+  clock.lap("results");
 }
 
 }  // namespace proflint

@@ -1,8 +1,9 @@
 // engine/derive/model.hpp — the in-memory copy of one trace that the derivation steps work on.
 //
-// derive.cpp loads one trace into a TraceData (compact rows, sorted where a step needs it), each
-// step fills the derived fields, and derive.cpp writes them back in one transaction. Rows refer to
-// each other by index into these vectors (not by database id) so the sweeps stay cache-friendly.
+// derive.cpp copies one TraceModel's facts into a TraceData (compact rows, sorted where a step needs
+// it), each step fills the derived fields, and derive.cpp puts them into the model's DerivedFacts.
+// Rows refer to each other by index into these vectors so the sweeps stay cache-friendly; a row's
+// `id` is its position in the model's table.
 #pragma once
 
 #include <cstdint>
@@ -13,11 +14,9 @@
 #include <vector>
 
 #include "engine/derive/derive.hpp"
+#include "engine/model/model.hpp"
 
 namespace proflint {
-
-// NULL in the store.
-inline constexpr int64_t kNone = INT64_MIN;
 
 enum class RangeKind : uint8_t { cpu_op, user_annotation, gpu_user_annotation, python_function, nvtx, other };
 // Framework annotations that are not ops but give paths, passes and iterations their meaning.
@@ -141,34 +140,16 @@ struct TraceData {
   std::vector<SteadyState> steady;
   std::string_view workload;  // 'training', 'inference', 'non_framework' or empty (unknown)
 
-  // Text of every name id loaded with the trace, plus provisional (negative) ids for new text.
-  std::unordered_map<int64_t, std::string> strings;
+  // The model's texts: name ids are its string ids, and new names (op names derivation makes up)
+  // are interned there.
+  // Without a model (unit tests of single steps) the TraceData's own table.
+  StringTable* names = nullptr;
+  StringTable own_names;
   // normalize_op_type once per op name (ops repeat names; a node map keeps the texts in place).
   std::unordered_map<int64_t, std::string> op_type_of_name;
-  std::vector<std::string> new_strings;                 // provisional id -1 - i
-  std::unordered_map<std::string, int64_t> string_ids;  // reverse index, built on first intern()
 
-  const std::string& text(int64_t id) const {
-    static const std::string empty;
-    if (id < 0 && id != kNone) {
-      size_t i = static_cast<size_t>(-1 - id);
-      return i < new_strings.size() ? new_strings[i] : empty;
-    }
-    auto it = strings.find(id);
-    return it == strings.end() ? empty : it->second;
-  }
-  // Id of `value`: the loaded one when it exists, else a provisional negative id.
-  int64_t intern(std::string_view value) {
-    if (string_ids.empty()) {
-      for (const auto& [id, s] : strings) string_ids.emplace(s, id);
-    }
-    auto it = string_ids.find(std::string(value));
-    if (it != string_ids.end()) return it->second;
-    int64_t id = -1 - static_cast<int64_t>(new_strings.size());
-    new_strings.emplace_back(value);
-    string_ids.emplace(std::string(value), id);
-    return id;
-  }
+  const std::string& text(int64_t id) const { return (names ? *names : own_names).text(id); }
+  int64_t intern(std::string_view value) { return (names ? *names : own_names).intern(value); }
 };
 
 // Ordinal of the iteration containing time t, or -1.

@@ -1,7 +1,7 @@
 // engine/import/importer.hpp — the interface every input format implements.
 //
 // An importer knows one file format and nothing about detectors: it reads the file and hands
-// rows to a StoreWriter. Registration is the explicit list in engine/import/registry.cpp.
+// rows to a FactSink (engine/model/sink.hpp), which fills a TraceModel. Registration is the explicit list in engine/import/registry.cpp.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/store/store.hpp"
+#include "engine/model/model.hpp"
 
 namespace proflint {
 
@@ -32,9 +32,9 @@ class Importer {
   // True when `head` (the first bytes of the file, already gunzipped when the file is gzip) is
   // this format. Decides from content, never from the file name.
   virtual bool sniff(std::string_view head, bool gzipped) const = 0;
-  // Reads the file into `store` as one new trace. Throws proflint::Error naming the file and
+  // Reads the file into `model` (empty) as one trace. Throws proflint::Error naming the file and
   // place when nothing usable can be read; per-event problems go to import_issue instead.
-  virtual ImportResult import(const std::string& path, Store& store, const ImportOptions& options) const = 0;
+  virtual ImportResult import(const std::string& path, TraceModel& model, const ImportOptions& options) const = 0;
 };
 
 // All importers, in the explicit order of engine/import/registry.cpp.
@@ -42,6 +42,6 @@ const std::vector<std::unique_ptr<Importer>>& importers();
 
 // Sniffs `path` and imports it with the matching importer. Errors (missing file, directory,
 // unknown format, empty file) are proflint::Error naming the file.
-ImportResult import_file(const std::string& path, Store& store, const ImportOptions& options);
+ImportResult import_file(const std::string& path, TraceModel& model, const ImportOptions& options);
 
 }  // namespace proflint

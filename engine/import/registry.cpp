@@ -50,7 +50,7 @@ std::string read_head(const std::string& path, bool& gzipped) {
 
 }  // namespace
 
-ImportResult import_file(const std::string& path, Store& store, const ImportOptions& options) {
+ImportResult import_file(const std::string& path, TraceModel& model, const ImportOptions& options) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::exists(path, ec)) throw input_error(path, "", "no such file");
@@ -69,7 +69,7 @@ ImportResult import_file(const std::string& path, Store& store, const ImportOpti
   for (const auto& importer : importers()) {
     if (!importer->sniff(head, gzipped)) continue;
     try {
-      return importer->import(path, store, options);
+      return importer->import(path, model, options);
     } catch (const Error&) {
       throw;
     } catch (const std::bad_alloc&) {

@@ -26,7 +26,12 @@
 #include "engine/common/error.hpp"
 #include "engine/common/jobs.hpp"
 #include "engine/common/memory.hpp"
+#include "engine/derive/derive_trace.hpp"
+#include "engine/derive/jobs.hpp"
+#include "engine/import/importer.hpp"
+#include "engine/model/model.hpp"
 #include "engine/store/migrations.hpp"
+#include "engine/store/model_io.hpp"
 
 namespace proflint {
 
@@ -91,8 +96,21 @@ class StageTimer {
   std::clock_t cpu_;
 };
 
-// A file did not fit in a shared in-memory store (load_inputs starts over without sharing).
-struct SharedStoreFull {};
+// PROFLINT_TIMINGS=1: the time of each step after import ("timing derive:STEP MS ms").
+class StepClock {
+ public:
+  void lap(const char* step) {
+    static const bool enabled = std::getenv("PROFLINT_TIMINGS") != nullptr;
+    if (!enabled) return;
+    auto now = std::chrono::steady_clock::now();
+    std::cerr << "timing derive:" << step << " " << std::chrono::duration<double, std::milli>(now - last_).count()
+              << " ms peak-rss " << resident_memory().peak_mib << " MiB\n";
+    last_ = now;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
 
 // True when `error`, raised while filling the shared store `store`, is that store running out of
 // room: SQLite's "database or disk is full" (memdb at its size limit; an in-memory store has no
@@ -130,41 +148,52 @@ double estimated_store_bytes(const std::string& path) {
 // limit of a shared one halfway through.
 constexpr double kSharedStoreBudget = 1.2e9;
 
-// Imports the files in the order given. With several files and more than one job, the first is
-// imported into `store` on this thread while the others are imported at the same time, each into
-// a store of its own on a thread of its own (at most jobs - 1 at once); those are then appended
-// in order (Store::append_imported), which gives exactly the store of a sequential import. The
-// first failure in file order is the one reported, as it would be sequentially.
-void import_all(const std::vector<std::string>& paths, Store& store, const LoadOptions& options, bool side_by_side) {
-  // One file's import already keeps two or three threads busy (inflate, parse, SQLite inserts):
-  // on fewer than four cores, files side by side would only add the appending, so unless asked
-  // (LoadOptions::jobs, PROFLINT_JOBS) they go one after the other there.
+// Derivation of one model; a failure names the file.
+void derive_model(const std::string& path, TraceModel& model, const DeriveOptions& options) {
+  try {
+    derive_trace(model, options);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw input_error(path, "derivation", e.what());
+  }
+}
+
+// Imports and derives every file, each into its model. With several files and more than one job,
+// files are taken by threads (at most `jobs` at once), each parsing and deriving its own file: the
+// models do not depend on the threads. The first failure in file order is the one reported, as
+// it would be sequentially.
+void import_and_derive_all(const std::vector<std::string>& paths, std::vector<TraceModel>& models,
+                           const LoadOptions& options) {
+  // One file's import already keeps two or three threads busy (inflate, parse, sink): on fewer
+  // than four cores, files side by side would only compete, so unless asked (LoadOptions::jobs,
+  // PROFLINT_JOBS) they go one after the other there.
   unsigned jobs = available_jobs(options.jobs);
   if (options.jobs == 0 && !std::getenv("PROFLINT_JOBS") && std::thread::hardware_concurrency() < 4) jobs = 1;
   jobs = std::min<unsigned>(jobs, static_cast<unsigned>(paths.size()));
-  if (jobs <= 1 || !side_by_side) {
-    for (const auto& path : paths) import_file(path, store, options.import);
+  auto one = [&](size_t i, const ImportOptions& import) {
+    {
+      StageTimer timer("import");
+      import_file(paths[i], models[i], import);
+    }
+    StageTimer timer("derive");
+    derive_model(paths[i], models[i], options.derive);
+  };
+  if (jobs <= 1) {
+    for (size_t i = 0; i < paths.size(); ++i) one(i, options.import);
     return;
   }
-  struct Side {
-    std::optional<Store> store;
-    std::exception_ptr error;
-    bool full = false;  // failed in a shared store grown near its limit
-  };
-  std::vector<Side> sides(paths.size());
+  std::vector<std::exception_ptr> errors(paths.size());
   ImportOptions quiet = options.import;
-  quiet.progress = false;  // only this thread's file draws progress
-  std::atomic<size_t> next{1};
+  quiet.progress = false;  // only the first file draws progress
+  std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < paths.size(); i = next++) {
-      std::optional<Store> own;
       try {
-        own.emplace(Store::create_in_memory());
-        import_file(paths[i], *own, quiet);
-        sides[i].store = std::move(own);
+        one(i, i == 0 ? options.import : quiet);
       } catch (...) {
-        sides[i].error = std::current_exception();
-        sides[i].full = own && ran_out_of_room(*own, sides[i].error);
+        errors[i] = std::current_exception();
+        models[i] = TraceModel{};  // its memory goes now
       }
     }
   };
@@ -174,22 +203,25 @@ void import_all(const std::vector<std::string>& paths, Store& store, const LoadO
   } catch (const std::system_error&) {
     // No more threads to be had: the ones started take the other files.
   }
-  try {
-    import_file(paths[0], store, options.import);
-  } catch (...) {
-    sides[0].error = std::current_exception();
-  }
-  work();  // then this thread takes files nobody has started yet
+  work();
   for (auto& t : threads) t.join();
-  for (auto& side : sides) {
-    if (side.full) throw SharedStoreFull();
-    if (side.error) std::rethrow_exception(side.error);
-    if (side.store) {
-      StageTimer timer("import:append");
-      store.append_imported(*side.store);
-      side.store.reset();  // its memory goes before the next one is appended
-    }
-  }
+  for (auto& error : errors)
+    if (error) std::rethrow_exception(error);
+}
+
+// Writes the models into the fresh `store`, then what readers of the store need: indexes and the
+// jobs across traces.
+void write_store(std::vector<TraceModel>& models, Store& store, const DeriveOptions& options) {
+  std::vector<TraceModel*> all;
+  for (auto& m : models) all.push_back(&m);
+  StepClock clock;
+  write_models(store, all);
+  clock.lap("write");
+  store.create_indexes();
+  clock.lap("indexes");
+  // Jobs span traces and depend on --job-by: rebuilt on every load, saved stores included.
+  derive_jobs(store, options);
+  clock.lap("jobs");
 }
 
 // A store whose tables were dropped or whose views no longer compile (edited after proflint wrote
@@ -266,31 +298,70 @@ Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& opti
   for (const auto& path : paths)
     if (Store::is_store_file(path))
       throw input_error(path, "", "a saved proflint store can only be given alone, not mixed with other inputs");
-  // A shared store lets derivation and analysis use several threads but holds ~2 GiB at most; a
-  // run that would not fit uses a plain one (one thread there), decided from the input sizes and,
-  // when the estimate was wrong, after the shared store filled up.
+  std::vector<TraceModel> models(paths.size());
+  import_and_derive_all(paths, models, options);
+  // A shared store lets analysis use several threads but holds ~2 GiB at most; a run that would
+  // not fit uses a plain one (one thread there), decided from the input sizes and, when the
+  // estimate was wrong, after the shared store filled up (the models are written again).
   double estimate = 0;
   for (const auto& path : paths) estimate += estimated_store_bytes(path);
   auto sharing = estimate > kSharedStoreBudget ? Store::Sharing::none : Store::Sharing::shared;
-  for (;;) {
+  StageTimer timer("derive");  // the write belongs to derivation's figure, as when it updated the store
+  if (sharing == Store::Sharing::shared) {
     Store store = Store::create_in_memory(sharing);
     try {
-      {
-        StageTimer timer("import");
-        import_all(paths, store, options, sharing == Store::Sharing::shared);
-      }
-      StageTimer timer("derive");
-      derive_all(store, options.derive, false);
+      write_store(models, store, options.derive);
       return store;
-    } catch (const SharedStoreFull&) {
-      if (sharing == Store::Sharing::none) throw Error("internal: an unshared store reported a shared limit");
-      sharing = Store::Sharing::none;
     } catch (...) {
-      if (sharing == Store::Sharing::none || !ran_out_of_room(store, std::current_exception())) throw;
-      if (std::getenv("PROFLINT_TIMINGS")) std::cerr << "timing note: shared store full, loading again unshared\n";
-      sharing = Store::Sharing::none;
+      if (!ran_out_of_room(store, std::current_exception())) throw;
+      if (std::getenv("PROFLINT_TIMINGS")) std::cerr << "timing note: shared store full, writing again unshared\n";
     }
   }
+  Store store = Store::create_in_memory(Store::Sharing::none);
+  write_store(models, store, options.derive);
+  return store;
+}
+
+ImportResult import_file(const std::string& path, Store& store, const ImportOptions& options) {
+  TraceModel model;
+  ImportResult result = import_file(path, model, options);
+  write_models(store, {&model});
+  result.trace_id = model.trace_id;
+  return result;
+}
+
+ImportResult import_into(const Importer& importer, const std::string& path, Store& store, const ImportOptions& options) {
+  TraceModel model;
+  ImportResult result = importer.import(path, model, options);
+  write_models(store, {&model});
+  result.trace_id = model.trace_id;
+  return result;
+}
+
+void derive_all(Store& store, const DeriveOptions& options, bool force) {
+  StepClock clock;
+  // A saved store loaded as it is (the common case) is not read into models at all.
+  bool needed = force || store.db().execAndGet("SELECT COUNT(*) FROM trace WHERE iteration_source IS NULL").getInt64() > 0;
+  if (needed) {
+    std::vector<TraceModel> models = load_model(store);
+    clock.lap("load_model");
+    for (auto& m : models) derive_model(m.info.path, m, options);
+    clock.lap("passes");
+    // Indexes would be updated row by row: dropped, and built again once the rows are in.
+    store.db().exec(
+        "DROP INDEX IF EXISTS kernel_by_time; DROP INDEX IF EXISTS kernel_by_name; DROP INDEX IF EXISTS api_by_thread; "
+        "DROP INDEX IF EXISTS range_by_thread; DROP INDEX IF EXISTS range_by_name; DROP INDEX IF EXISTS kernel_by_op; "
+        "DROP INDEX IF EXISTS op_by_range; DROP INDEX IF EXISTS op_by_name;");
+    clear_store(store);
+    std::vector<TraceModel*> all;
+    for (auto& m : models) all.push_back(&m);
+    write_models(store, all);
+    clock.lap("write");
+  }
+  store.create_indexes();
+  clock.lap("indexes");
+  derive_jobs(store, options);
+  clock.lap("jobs");
 }
 
 }  // namespace proflint

@@ -22,7 +22,20 @@ struct LoadOptions {
   unsigned jobs = 0;
 };
 
-// Imports every path (a profile, or a saved store when it is the only input) and derives.
+// Imports every path (a profile, or a saved store when it is the only input) and derives: each
+// file is parsed into a TraceModel and derived (files side by side on threads when there are
+// cores for it), then all are written into one new in-memory store, in file order.
 Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& options);
+
+// Imports one file into `store` as a new, underived trace (tests and tools building a store step
+// by step; derive_all then derives it).
+ImportResult import_file(const std::string& path, Store& store, const ImportOptions& options);
+// The same with a given importer (no sniffing).
+ImportResult import_into(const Importer& importer, const std::string& path, Store& store, const ImportOptions& options);
+
+// derive_all (declared in engine/derive/derive.hpp, defined in load.cpp) derives a store's traces
+// again: reads them into models (load_model), derives every one and writes the store again from
+// the models, then rebuilds indexes and jobs. Without `force`, only when some trace was never
+// derived (trace.iteration_source IS NULL); `force` re-derives a saved store with other options.
 
 }  // namespace proflint

@@ -47,7 +47,12 @@ int open_flags() {
 int profile_statement(unsigned type, void*, void* stmt, void* ns) {
   if (type != SQLITE_TRACE_PROFILE) return 0;
   auto elapsed = *static_cast<sqlite3_int64*>(ns);
-  if (elapsed < 1'000'000) return 0;
+  // PROFLINT_SQL_PROFILE=all prints every statement (the index audit of docs/benchmarks.md).
+  static const bool all = [] {
+    const char* v = std::getenv("PROFLINT_SQL_PROFILE");
+    return v && std::string_view(v) == "all";
+  }();
+  if (elapsed < 1'000'000 && !all) return 0;
   char* sql = sqlite3_expanded_sql(static_cast<sqlite3_stmt*>(stmt));
   std::fprintf(stderr, "sql %.3f ms: %s\n", static_cast<double>(elapsed) / 1e6, sql ? sql : "?");
   sqlite3_free(sql);
@@ -210,9 +215,24 @@ void Store::migrate() {
   db_->exec("PRAGMA application_id=" + std::to_string(kApplicationId));
 }
 
-// Only indexes some query uses. Correlation ids have none: derivation resolves them in memory
-// and writes the links (api_call_id, op_id), which is what detectors and rules join on; indexing
-// them cost ~0.2 s per 10^6 events for no reader.
+// Only indexes some query uses. Each is listed with the queries that use it, found by the audit
+// of docs/benchmarks.md ("Index audit": every statement of analyze (json, html), report all,
+// export, summary and compare over Kineto, nsys and 4-rank inputs, PROFLINT_SQL_PROFILE=all, then
+// EXPLAIN QUERY PLAN of each on the saved store):
+//   kernel_by_time  (trace_id, device_id, start_ns): per-trace and per-device kernel scans of the
+//                   detectors and summaries ("... FROM _kernel WHERE trace_id = ? AND device_id IS ?").
+//   kernel_by_name  (name_id): distinct kernel names (report kernel summary's GROUP BY name_id,
+//                   "SELECT COUNT(DISTINCT name_id) FROM _kernel", tensor-core name checks).
+//   api_by_thread   (trace_id, pid, tid, start_ns): host threads and runtime calls per trace and
+//                   window (startup, host-bound and sync detectors, idle claims).
+//   range_by_thread (trace_id, pid, tid, start_ns): per-trace range probes and scans (input shapes
+//                   present?, optimizer/dataloader ranges).
+//   range_by_name   (name_id): ranges by name ("name_id IN (SELECT id FROM string WHERE ...)":
+//                   DataLoader, nccl:, ProfilerStep ranges).
+//   op_by_range     (range_id): the op of a range (export of ranges, collective calls in jobs).
+//   op_by_name      (name_id): the detail report's op list.
+// Correlation ids have none: derivation resolves them in memory and writes the links
+// (api_call_id, op_id). _kernel(op_id) had an index that no query used (the audit found none).
 void Store::create_fact_indexes() {
   // CREATE INDEX sorts the table; SQLite can sort with helper threads (the machine's second core).
   db_->exec("PRAGMA threads=" + std::to_string(std::clamp(std::thread::hardware_concurrency(), 1u, 4u) - 1));
@@ -227,8 +247,9 @@ void Store::create_fact_indexes() {
 
 void Store::create_indexes() {
   create_fact_indexes();
+  // A saved store written by an earlier proflint may hold the unused one.
   db_->exec(R"SQL(
-    CREATE INDEX IF NOT EXISTS kernel_by_op ON _kernel(op_id);
+    DROP INDEX IF EXISTS kernel_by_op;
     CREATE INDEX IF NOT EXISTS op_by_range ON _op(range_id);
     CREATE INDEX IF NOT EXISTS op_by_name ON _op(name_id);
   )SQL");

@@ -31,7 +31,7 @@ inline void kineto(const uint8_t* data, size_t size) {
   static InputFile input(".json");
   const std::string& path = input.write(data, size);
   static ReusedStore store;
-  refusals_allowed([&] { KinetoImporter().import(path, store.get(), {}); });
+  refusals_allowed([&] { import_into(KinetoImporter(), path, store.get(), {}); });
   store.reset();
 }
 
@@ -41,7 +41,7 @@ inline void nsys(const uint8_t* data, size_t size) {
   static InputFile input(".sqlite");
   const std::string& path = input.write(data, size);
   static ReusedStore store;
-  refusals_allowed([&] { NsysImporter().import(path, store.get(), {}); });
+  refusals_allowed([&] { import_into(NsysImporter(), path, store.get(), {}); });
   store.reset();
 }
 

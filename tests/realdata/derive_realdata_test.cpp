@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/pipeline/load.hpp"
 #include "engine/derive/derive.hpp"
 #include "engine/import/importer.hpp"
 #include "engine/store/store.hpp"

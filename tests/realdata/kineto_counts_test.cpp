@@ -53,6 +53,7 @@ for p in sys.argv[1:]:
 #include <set>
 #include <string>
 
+#include "engine/pipeline/load.hpp"
 #include "engine/common/error.hpp"
 #include "engine/import/kineto/kineto_importer.hpp"
 #include "engine/store/store.hpp"
@@ -114,7 +115,7 @@ TEST_P(KinetoRealData, CountsMatchAnIndependentCount) {
   const Expected& e = GetParam();
   REALDATA_OR_SKIP(path, std::string("kineto/") + e.file);
   Store store = Store::create_in_memory();
-  ImportResult r = KinetoImporter().import(path, store, {});
+  ImportResult r = import_into(KinetoImporter(), path, store, {});
   EXPECT_EQ(r.issues, 0);
   EXPECT_EQ(scalar(store, "SELECT count(*) FROM import_issue"), 0);
   EXPECT_EQ(scalar(store, "SELECT event_count FROM trace"), e.events);
@@ -153,7 +154,7 @@ TEST(KinetoRealDataFolder, EveryFileImportsAndIsInTheTable) {
     std::string name = entry.path().filename().string();
     EXPECT_TRUE(known.count(name)) << name << " has no expected counts in kExpected";
     Store store = Store::create_in_memory();
-    EXPECT_NO_THROW(KinetoImporter().import(entry.path().string(), store, {})) << name;
+    EXPECT_NO_THROW(import_into(KinetoImporter(), entry.path().string(), store, {})) << name;
   }
   EXPECT_GE(files, 28);
 }
@@ -170,7 +171,7 @@ class KinetoRealFile : public ::testing::Test {
 
 TEST_F(KinetoRealFile, ResNet50V100Workers0) {
   REALDATA_OR_SKIP(path, "kineto/tb_resnet50_v100_workers0.pt.trace.json.gz");
-  KinetoImporter().import(path, store_, {});
+  import_into(KinetoImporter(), path, store_, {});
   EXPECT_EQ(text("SELECT group_concat(device_id || ' ' || name || ' cc' || compute_major || '.' || compute_minor || ' ' || sm_count, '|') "
                  "FROM (SELECT * FROM device ORDER BY device_id)"),
             "0 Tesla V100-DGXS-32GB cc7.0 80|1 Tesla V100-DGXS-32GB cc7.0 80|2 Tesla V100-DGXS-32GB cc7.0 80|3 Tesla V100-DGXS-32GB cc7.0 80");
@@ -185,7 +186,7 @@ TEST_F(KinetoRealFile, ResNet50V100Workers0) {
 
 TEST_F(KinetoRealFile, DdpRank1) {
   REALDATA_OR_SKIP(path, "kineto/hta_ddp_v100_rank1.json.gz");
-  KinetoImporter().import(path, store_, {});
+  import_into(KinetoImporter(), path, store_, {});
   EXPECT_EQ(text("SELECT rank || '/' || world_size || ' ' || comm_backend FROM trace"), "1/2 nccl");
   EXPECT_EQ(text("SELECT count(*) FROM kernel WHERE device_id = 1"), "19370");
   EXPECT_EQ(text("SELECT count(*) FROM memory_sample WHERE device_id = 1"), text("SELECT count(*) FROM memory_sample WHERE device_id >= 0"));
@@ -193,7 +194,7 @@ TEST_F(KinetoRealFile, DdpRank1) {
 
 TEST_F(KinetoRealFile, CpuOnlyRank34) {
   REALDATA_OR_SKIP(path, "kineto/hta_cpu_only_rank34.pt.trace.json.gz");
-  KinetoImporter().import(path, store_, {});
+  import_into(KinetoImporter(), path, store_, {});
   EXPECT_EQ(text("SELECT rank || '/' || world_size || ' ' || comm_backend FROM trace"), "34/300 gloo");
   EXPECT_EQ(text("SELECT count(*) FROM kernel"), "0");
   EXPECT_EQ(text("SELECT clock FROM trace"), "monotonic");
@@ -201,7 +202,7 @@ TEST_F(KinetoRealFile, CpuOnlyRank34) {
 
 TEST_F(KinetoRealFile, NanosecondFloatsAreExact) {
   REALDATA_OR_SKIP(path, "kineto/tracelens_h100_bert_small.json.gz");
-  KinetoImporter().import(path, store_, {});
+  import_into(KinetoImporter(), path, store_, {});
   // "ts": 1419247333430.849, "dur": 3.136 in the file.
   EXPECT_EQ(text("SELECT start_ns || ' ' || dur_ns FROM kernel WHERE name LIKE '%indexSelectLargeIndex%' ORDER BY start_ns LIMIT 1"),
             "1419247333430849 3136");
@@ -211,8 +212,8 @@ TEST_F(KinetoRealFile, NanosecondFloatsAreExact) {
 TEST_F(KinetoRealFile, VendorsOfAmdAndMtiaTraces) {
   REALDATA_OR_SKIP(amd, "kineto/hta_amd_mi250_minitoy.json.gz");
   REALDATA_OR_SKIP(mtia, "kineto/hta_mtia_inference.json.gz");
-  KinetoImporter().import(amd, store_, {});
-  KinetoImporter().import(mtia, store_, {});
+  import_into(KinetoImporter(), amd, store_, {});
+  import_into(KinetoImporter(), mtia, store_, {});
   EXPECT_EQ(text("SELECT group_concat(vendor, ',') FROM (SELECT vendor FROM trace ORDER BY trace_id)"), "amd,mtia");
   EXPECT_EQ(text("SELECT count(*) FROM api_call a JOIN trace t USING (trace_id) WHERE t.vendor = 'mtia' AND a.kind = 'other'"), "823");
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/pipeline/load.hpp"
 #include "engine/common/error.hpp"
 #include "engine/import/importer.hpp"
 #include "engine/import/nsys/nsys_importer.hpp"

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "engine/pipeline/load.hpp"
 #include "engine/analysis/summary.hpp"
 #include "engine/derive/derive.hpp"
 #include "engine/store/writer.hpp"

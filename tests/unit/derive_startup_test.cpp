@@ -16,7 +16,7 @@ struct Builder {
   explicit Builder(int64_t end) {
     t.start_ns = 0;
     t.end_ns = end;
-    t.strings = {{1, "cudaFree"}, {2, "cudaLaunchKernel"}, {3, "warmup|forward"}, {4, "cudaMalloc"}};
+    for (const char* name : {"cudaFree", "cudaLaunchKernel", "warmup|forward", "cudaMalloc"}) t.intern(name);  // ids 1..4
   }
   int64_t api(int64_t name, int64_t start, int64_t end) {
     ApiRec a;
@@ -113,7 +113,7 @@ TEST(DeriveStartup, CallsThatWaitForTheGpuAreNeverStartup) {
   // One 800 ms cudaStreamSynchronize right after the first kernel is the job waiting for its own
   // work (nsys2026_h100_2gpu_1s), a rare and long call but not initialisation.
   Builder b(1000 * ms);
-  b.t.strings[5] = "cudaStreamSynchronize";
+  ASSERT_EQ(b.t.intern("cudaStreamSynchronize"), 5);
   b.kernel(10 * ms, 900 * ms);
   b.api(5, 20 * ms, 820 * ms);
   for (int i = 0; i < 10; ++i) b.kernel((900 + 5 * i) * ms, (902 + 5 * i) * ms);

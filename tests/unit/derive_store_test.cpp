@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/pipeline/load.hpp"
 #include "engine/derive/derive.hpp"
 #include "engine/derive/ops.hpp"
 #include "engine/store/store.hpp"

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <string>
 
+#include "engine/pipeline/load.hpp"
 #include "engine/common/error.hpp"
 #include "engine/import/importer.hpp"
 #include "engine/import/kineto/kineto_importer.hpp"
@@ -64,7 +65,7 @@ class KinetoBadInput : public ::testing::Test {
         if (via_registry)
           import_file(path, store, {});
         else
-          KinetoImporter().import(path, store, {});
+          import_into(KinetoImporter(), path, store, {});
         ADD_FAILURE() << "no error for " << path;
       } catch (const Error& e) {
         std::string msg = e.what();

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "engine/pipeline/load.hpp"
 #include "engine/common/error.hpp"
 #include "engine/import/importer.hpp"
 #include "engine/import/kineto/kineto_importer.hpp"
@@ -40,7 +41,7 @@ class KinetoImport : public ::testing::Test {
     return p;
   }
   ImportResult import(const std::string& name, const std::string& json) {
-    return KinetoImporter().import(write(name, json), store_, {});
+    return import_into(KinetoImporter(), write(name, json), store_, {});
   }
   int64_t num(const std::string& sql) {
     SQLite::Statement q(store_.db(), sql);
@@ -425,7 +426,7 @@ TEST_F(KinetoImport, GzipAndConcatenatedMembers) {
   std::string both((std::istreambuf_iterator<char>(fa)), {});
   both.append(std::istreambuf_iterator<char>(fb), {});
   auto path = write("both.json.gz", both);
-  KinetoImporter().import(path, store_, {});
+  import_into(KinetoImporter(), path, store_, {});
   EXPECT_EQ(column("SELECT name FROM kernel ORDER BY start_ns"), "k1|k2");
   EXPECT_EQ(text("SELECT file_bytes FROM trace"), std::to_string(both.size()));
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/pipeline/load.hpp"
 #include "engine/common/error.hpp"
 #include "engine/import/importer.hpp"
 #include "engine/import/nsys/nsys_importer.hpp"
@@ -69,7 +70,7 @@ class NsysImport : public ::testing::Test {
     return path;
   }
 
-  ImportResult import(const std::string& path) { return NsysImporter().import(path, store_, ImportOptions{}); }
+  ImportResult import(const std::string& path) { return import_into(NsysImporter(), path, store_, ImportOptions{}); }
 
   // Every row of `sql` as 'a|b|c' (NULL spelled NULL), in the query's order.
   std::vector<std::string> rows(const std::string& sql) {
@@ -564,7 +565,7 @@ TEST_F(NsysImport, TruncatedExportIsAnErrorOrAPartialImportNeverACrash) {
     std::ofstream(path, std::ios::binary) << bytes.substr(0, cut);
     Store store = Store::create_in_memory();
     try {
-      ImportResult r = NsysImporter().import(path, store, ImportOptions{});
+      ImportResult r = import_into(NsysImporter(), path, store, ImportOptions{});
       EXPECT_GT(r.issues, 0) << "cut at " << cut << ": a partial import must say so";
     } catch (const Error& e) {
       EXPECT_EQ(std::string(e.what()).rfind(path + ": ", 0), 0u) << e.what();

@@ -1,5 +1,6 @@
-// tests/unit/parallel_import_test.cpp — several files imported at the same time, each into a store
-// of its own, then appended in order, give exactly the store of a one-by-one import.
+// tests/unit/parallel_import_test.cpp — several files imported and derived at the same time, each
+// into a fact model of its own, then written in file order, give exactly the store of a one-by-one
+// load.
 #include <SQLiteCpp/Statement.h>
 #include <gtest/gtest.h>
 

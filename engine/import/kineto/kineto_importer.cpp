@@ -2,7 +2,7 @@
 //
 // byte_source (plain or gzip) -> trace_scanner (outer JSON, no DOM) -> event_parser (simdjson,
 // one event at a time) -> this file, which decides what each event is and hands rows to the
-// StoreWriter as it goes. What must wait for the end of the file is small: flow ends still
+// FactSink as it goes. What must wait for the end of the file is small: flow ends still
 // unpaired, process/thread/stream names, the device list and trace metadata.
 #include "engine/import/kineto/kineto_importer.hpp"
 
@@ -24,7 +24,7 @@
 #include "engine/import/kineto/numbers.hpp"
 #include "engine/import/kineto/trace_scanner.hpp"
 #include "engine/import/progress.hpp"
-#include "engine/store/writer.hpp"
+#include "engine/model/sink.hpp"
 
 namespace proflint {
 
@@ -111,7 +111,7 @@ std::optional<std::string> json_text(const nlohmann::json& obj, const char* key)
 
 class KinetoSink final : public kineto::ScanHandler {
  public:
-  KinetoSink(const std::string& path, StoreWriter& writer, const ImportOptions& options, kineto::ByteSource& source,
+  KinetoSink(const std::string& path, FactSink& writer, const ImportOptions& options, kineto::ByteSource& source,
              uint64_t file_size)
       : path_(path),
         writer_(writer),
@@ -278,8 +278,8 @@ class KinetoSink final : public kineto::ScanHandler {
       issue(import_issue::bad_duration, ev_.dur, offset);
       return false;
     }
-    // The writer drops such rows too (StoreWriter::kMaxAbsTimeNs); here the issue gets the byte offset.
-    if (*ts < -StoreWriter::kMaxAbsTimeNs || *ts + *d > StoreWriter::kMaxAbsTimeNs) {
+    // The writer drops such rows too (FactSink::kMaxAbsTimeNs); here the issue gets the byte offset.
+    if (*ts < -FactSink::kMaxAbsTimeNs || *ts + *d > FactSink::kMaxAbsTimeNs) {
       issue(import_issue::timestamp_out_of_range, ev_.has_ts ? ev_.ts : ev_.dur, offset);
       return false;
     }
@@ -723,7 +723,7 @@ class KinetoSink final : public kineto::ScanHandler {
   }
 
   const std::string& path_;
-  StoreWriter& writer_;
+  FactSink& writer_;
   const ImportOptions& options_;
   kineto::ByteSource& source_;
   uint64_t file_size_ = 0;
@@ -770,7 +770,7 @@ bool KinetoImporter::sniff(std::string_view head, bool /*gzipped*/) const {
   return i < head.size() && (head[i] == '{' || head[i] == '[');
 }
 
-ImportResult KinetoImporter::import(const std::string& path, Store& store, const ImportOptions& options) const {
+ImportResult KinetoImporter::import(const std::string& path, TraceModel& model, const ImportOptions& options) const {
   std::error_code ec;
   uint64_t file_size = std::filesystem::file_size(path, ec);
   if (ec) file_size = 0;
@@ -781,7 +781,7 @@ ImportResult KinetoImporter::import(const std::string& path, Store& store, const
   info.format = "kineto";
   info.clock = "epoch";
   if (file_size > 0) info.file_bytes = static_cast<int64_t>(file_size);
-  StoreWriter writer(store, info);
+  FactSink writer(model, info);
 
   KinetoSink sink(path, writer, options, *source, file_size);
   // The scanner's buffer is zero-filled: 4 MiB for a trace of a few KB made that the main cost of

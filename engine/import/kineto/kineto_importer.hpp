@@ -9,7 +9,7 @@ class KinetoImporter final : public Importer {
  public:
   std::string_view name() const override { return "kineto"; }
   bool sniff(std::string_view head, bool gzipped) const override;
-  ImportResult import(const std::string& path, Store& store, const ImportOptions& options) const override;
+  ImportResult import(const std::string& path, TraceModel& model, const ImportOptions& options) const override;
 };
 
 }  // namespace proflint

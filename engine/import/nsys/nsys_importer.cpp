@@ -13,7 +13,7 @@
 #include "engine/common/import_issue_kinds.hpp"
 #include "engine/import/nsys/nsys_reader.hpp"
 #include "engine/import/nsys/nsys_sqlite.hpp"
-#include "engine/store/writer.hpp"
+#include "engine/model/sink.hpp"
 
 namespace proflint {
 
@@ -40,7 +40,7 @@ bool NsysImporter::sniff(std::string_view head, bool gzipped) const {
   return true;
 }
 
-ImportResult NsysImporter::import(const std::string& path, Store& store, const ImportOptions& options) const {
+ImportResult NsysImporter::import(const std::string& path, TraceModel& model, const ImportOptions& options) const {
   if (file_is_gzip(path))
     throw input_error(path, "", "gzip-compressed SQLite file: decompress it first (gunzip), then analyze the .sqlite");
   std::unique_ptr<nsys::ExportFile> file;
@@ -75,7 +75,7 @@ ImportResult NsysImporter::import(const std::string& path, Store& store, const I
     version_failure = e;
   }
 
-  StoreWriter writer(store, info);
+  FactSink writer(model, info);
   if (version_failure)
     writer.add_issue(import_issue::table_unreadable, version_failure->what(), "table " + version_failure->table());
   nsys::ExportReader reader(*file, writer);

@@ -19,7 +19,7 @@
 #include "engine/import/nsys/nsys_decode.hpp"
 #include "engine/import/nsys/nsys_sqlite.hpp"
 #include "engine/import/progress.hpp"
-#include "engine/store/writer.hpp"
+#include "engine/model/sink.hpp"
 
 namespace proflint::nsys {
 
@@ -56,7 +56,7 @@ struct ProcessDevice {
 
 class ExportReader {
  public:
-  ExportReader(const ExportFile& file, StoreWriter& writer) : file_(file), w_(writer) {}
+  ExportReader(const ExportFile& file, FactSink& writer) : file_(file), w_(writer) {}
   // Rows of the activity tables (an estimate from their largest rowid, without a scan): the total
   // of the progress bar, which advances as each table is read.
   uint64_t estimated_rows() const;
@@ -101,7 +101,7 @@ class ExportReader {
   std::vector<std::pair<int64_t, std::string>> read_enum(const std::string& table);
 
   const ExportFile& file_;
-  StoreWriter& w_;
+  FactSink& w_;
   ProgressBar* progress_ = nullptr;
   std::optional<ReadError> first_failure_;
 

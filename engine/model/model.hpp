@@ -1,0 +1,212 @@
+// engine/model/model.hpp — the in-memory fact model: one trace's facts between import and store.
+//
+// The hub of the pipeline (docs/architecture.md): an importer fills a TraceModel through a FactSink
+// (sink.hpp), derivation (engine/derive) reads its facts and fills its `derived` part, and the store
+// (engine/store/model_io.hpp) writes it once, derived columns included; load_model reads a saved
+// store back into models for re-derivation. Rows are kept in the order they were added, which is
+// the order of their ids in the store: row i of a table is written with id base + i, so derivation
+// refers to rows by position and never by database id. NULL is kNone.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/model/rows.hpp"
+
+namespace proflint {
+
+// NULL in the store.
+inline constexpr int64_t kNone = INT64_MIN;
+
+inline int64_t or_none(const opt_i64& v) { return v ? *v : kNone; }
+
+// Interned texts with dense ids 1..size() in the order they were first seen (the store's string
+// ids are these, shifted when several traces share one table). Views into the texts stay valid.
+class StringTable {
+ public:
+  int64_t intern(std::string_view text) {
+    auto it = ids_.find(text);
+    if (it != ids_.end()) return it->second;
+    texts_.emplace_back(text);
+    int64_t id = static_cast<int64_t>(texts_.size());
+    ids_.emplace(texts_.back(), id);
+    return id;
+  }
+  // The id of `text`, or 0 when it was never interned.
+  int64_t find(std::string_view text) const {
+    auto it = ids_.find(text);
+    return it == ids_.end() ? 0 : it->second;
+  }
+  const std::string& text(int64_t id) const {
+    static const std::string empty;
+    return id >= 1 && id <= size() ? texts_[static_cast<size_t>(id - 1)] : empty;
+  }
+  int64_t size() const { return static_cast<int64_t>(texts_.size()); }
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::deque<std::string> texts_;
+  std::unordered_map<std::string_view, int64_t, Hash, std::equal_to<>> ids_;
+};
+
+// Fact rows as kept in the model: the importer's rows with texts interned (name ids into
+// TraceModel::strings, short enum-like texts as label ids into TraceModel::labels, 0 = NULL).
+struct KernelFact {
+  int64_t device_id = kNone, stream_id = kNone, pid = kNone;
+  int64_t start_ns = 0, dur_ns = 0, name_id = 0;
+  int64_t correlation_id = kNone, external_id = kNone;
+  int64_t grid_x = kNone, grid_y = kNone, grid_z = kNone, block_x = kNone, block_y = kNone, block_z = kNone;
+  int64_t registers_per_thread = kNone, shared_memory_bytes = kNone;
+};
+struct CopyFact {  // _memcpy and _memset rows (memsets leave src/dst kinds 0)
+  int64_t device_id = kNone, stream_id = kNone, pid = kNone;
+  int64_t start_ns = 0, dur_ns = 0, bytes = kNone;
+  int64_t correlation_id = kNone, external_id = kNone;
+  int32_t kind = 0, src_kind = 0, dst_kind = 0;  // labels; memset: kind = mem_kind
+};
+struct ApiFact {
+  int64_t pid = kNone, tid = kNone, start_ns = 0, dur_ns = 0, name_id = 0;
+  int64_t correlation_id = kNone, external_id = kNone;
+  int32_t kind = 0;  // label
+};
+struct RangeFact {
+  int64_t pid = kNone, tid = kNone, start_ns = 0, dur_ns = 0, name_id = 0;
+  int64_t device_id = kNone, external_id = kNone, sequence_number = kNone, fwd_thread_id = kNone;
+  int64_t input_dims_id = kNone, input_types_id = kNone, call_stack_id = kNone, module_id = kNone;  // string ids
+  int32_t kind = 0, domain = 0;  // labels
+  int32_t collective = -1;       // index into TraceModel::collectives
+};
+struct FlowFact {
+  int32_t kind = 0;  // label
+  int64_t flow_id = 0;
+  int64_t src_pid = kNone, src_tid = kNone, src_ts_ns = kNone, dst_pid = kNone, dst_tid = kNone, dst_ts_ns = kNone;
+};
+struct CounterFact {
+  int64_t device_id = kNone, ts_ns = 0, name_id = 0;
+  double value = 0;
+};
+struct SyncFact {
+  int64_t pid = kNone, tid = kNone, device_id = kNone, stream_id = kNone, start_ns = 0, dur_ns = 0;
+  int64_t correlation_id = kNone;
+  int32_t kind = 0;  // label
+};
+struct NamedRow {  // process (tid unused) and thread rows
+  int64_t pid = 0, tid = 0;
+  std::optional<std::string> name;
+};
+struct StreamFact {
+  int64_t device_id = 0, stream_id = 0;
+  std::optional<std::string> name;
+};
+struct DeviceFact {
+  DeviceRow row;
+  int64_t has_activity = kNone;  // derived
+};
+struct IssueFact {
+  int64_t count = 0;
+  std::string example, location;
+};
+
+// What derivation adds (engine/derive/derive.hpp). Indexes are positions in the model's tables
+// (-1: none); the store turns them into ids when it writes.
+struct OpFact {
+  int64_t range = -1;   // position in ranges; -1 for unassociated ops
+  int64_t name_id = 0;  // TraceModel::strings (derivation may intern new names)
+  std::string_view op_type, pass;  // static text or DerivedFacts::op_types
+  int64_t parent = -1;  // position in ops
+  int32_t depth = 0;
+  std::string path;
+  int32_t iteration = -1;
+  bool tc_eligible = false;
+  int64_t gpu_time_ns = 0, kernel_count = 0, tc_time_ns = 0;
+  int64_t pid = kNone, tid = kNone, start = kNone, dur = kNone;
+};
+struct GpuLinks {  // derived columns of one kernel, memcpy or memset
+  int64_t api = -1, op = -1;
+  int32_t iteration = -1;
+  int8_t tensor_core = 0;       // kernels
+  int64_t tc_op = -1;           // kernels: outermost Tensor-Core-eligible op around its op
+  std::string_view category;    // kernels (static text)
+};
+struct IterationFact {
+  std::optional<int64_t> number;
+  std::string name;
+  int64_t start = 0, end = 0, gpu_start = kNone, gpu_end = kNone;
+};
+// Breakdown categories in priority order (engine/derive/breakdown.hpp), also steady_state's columns.
+inline constexpr std::array<std::string_view, 9> kBreakdownCategories = {
+    "kernel_tc", "kernel_other", "communication", "memcpy", "memset", "runtime", "dataloader", "cpu", "idle"};
+// BreakdownFact::iteration of the rows covering a device's steady state: they are written to the
+// steady_state table, not to breakdown.
+inline constexpr int64_t kSteadyStateRows = -2;
+
+struct BreakdownFact {
+  int64_t device_id = -1, iteration = -1;
+  std::string_view category;  // static text
+  int64_t time_ns = 0;
+};
+struct SteadyFact {
+  int64_t device_id = 0, window_start = 0, window_end = 0, steady_start = 0;
+  std::string cause, evidence;
+};
+struct DerivedFacts {
+  bool done = false;
+  std::vector<int64_t> range_parent;  // per range: position of the enclosing range or -1
+  std::vector<int32_t> range_depth;
+  std::vector<int64_t> api_op;
+  std::vector<int32_t> api_iteration;
+  std::vector<GpuLinks> kernels, memcpys, memsets;
+  std::vector<int32_t> sync_iteration;
+  std::vector<OpFact> ops;
+  std::unordered_map<int64_t, std::string> op_types;  // nodes stay put: OpFact::op_type views them
+  std::vector<IterationFact> iterations;
+  std::string iteration_source = "none";
+  std::string workload;  // '' = NULL
+  std::vector<BreakdownFact> breakdown;
+  std::vector<SteadyFact> steady;
+  std::vector<int64_t> undescribed_devices;  // ran work without a device row: get one
+  std::string key_node_problem;             // import issue 'key_node_not_found' when not empty
+  std::optional<int64_t> iter_start, iter_stop;
+};
+
+struct TraceModel {
+  TraceInfo info;
+  int64_t start_ns = kNone, end_ns = kNone;  // capture window
+  int64_t event_count = 0;
+  int64_t trace_id = 0;  // set when written to (or read from) a store
+
+  StringTable strings;  // texts of *_id columns
+  StringTable labels;   // short texts of kind/domain columns, stored inline
+  int64_t imported_strings = 0;  // strings.size() after import; later ones were added by derivation
+
+  std::vector<DeviceFact> devices;  // in store row order (a replaced device moves to the end)
+  std::vector<NamedRow> processes, threads;
+  std::vector<StreamFact> streams;
+  std::vector<KernelFact> kernels;
+  std::vector<CopyFact> memcpys, memsets;
+  std::vector<ApiFact> apis;
+  std::vector<RangeFact> ranges;
+  std::vector<CollectiveArgs> collectives;
+  std::vector<FlowFact> flows;
+  std::vector<MemorySampleRow> memory_samples;
+  std::vector<CounterFact> counters;
+  std::vector<SyncFact> syncs;
+  std::map<std::string, IssueFact, std::less<>> issues;  // by kind
+
+  DerivedFacts derived;
+
+  const std::string* label(int32_t id) const { return id > 0 ? &labels.text(id) : nullptr; }
+};
+
+}  // namespace proflint

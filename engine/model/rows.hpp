@@ -1,0 +1,106 @@
+// engine/model/rows.hpp — the rows importers hand to their sink (engine/model/sink.hpp).
+//
+// Plain structs, one per fact table of schema/0001_init.sql; importers fill them and never see
+// how they are kept. Texts are views into the importer's buffers: the sink interns or copies them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace proflint {
+
+using opt_i64 = std::optional<int64_t>;
+
+struct TraceInfo {
+  std::string path;
+  std::string format;  // 'kineto' | 'nsys'
+  std::optional<std::string> format_version, tool_version, framework, vendor, comm_backend, host_name;
+  std::string clock = "epoch";
+  opt_i64 rank, world_size, file_bytes;
+};
+
+struct DeviceRow {
+  int64_t device_id = 0;
+  std::optional<std::string> name, vendor;
+  opt_i64 compute_major, compute_minor, sm_count, memory_bytes;
+};
+
+struct KernelRow {
+  opt_i64 device_id, stream_id, pid;
+  int64_t start_ns = 0, dur_ns = 0;
+  std::string_view name;
+  opt_i64 correlation_id, external_id;
+  opt_i64 grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, shared_memory_bytes;
+};
+
+struct MemcpyRow {
+  opt_i64 device_id, stream_id, pid;
+  int64_t start_ns = 0, dur_ns = 0;
+  opt_i64 bytes;
+  std::string kind = "unknown";           // htod dtoh dtod htoh ptop unknown ...
+  std::optional<std::string> src_kind, dst_kind;  // pageable pinned device managed array unknown
+  opt_i64 correlation_id, external_id;
+};
+
+struct MemsetRow {
+  opt_i64 device_id, stream_id, pid;
+  int64_t start_ns = 0, dur_ns = 0;
+  opt_i64 bytes;
+  std::optional<std::string> mem_kind;
+  opt_i64 correlation_id, external_id;
+};
+
+struct ApiCallRow {
+  opt_i64 pid, tid;
+  int64_t start_ns = 0, dur_ns = 0;
+  std::string_view name;     // already stripped of _vNNNNN
+  std::string kind = "runtime";  // runtime | driver | other
+  opt_i64 correlation_id, external_id;
+};
+
+// Arguments of a collective call recorded on its host range (schema/0005_jobs.sql, collective_arg).
+struct CollectiveArgs {
+  std::optional<std::string> collective_name, process_group, pg_desc, dtype, group_ranks;
+  opt_i64 seq, in_nelems, out_nelems, group_size;
+};
+
+struct RangeRow {
+  opt_i64 pid, tid;
+  int64_t start_ns = 0, dur_ns = 0;
+  std::string_view name;
+  std::string kind = "cpu_op";  // cpu_op user_annotation gpu_user_annotation python_function nvtx other
+  std::optional<std::string> domain;
+  opt_i64 device_id, external_id, sequence_number, fwd_thread_id;
+  std::optional<std::string> input_dims, input_types, call_stack, module;  // JSON / text as recorded
+  std::optional<CollectiveArgs> collective;  // written to collective_arg, linked by the range's id
+};
+
+struct FlowRow {
+  std::string kind;
+  int64_t flow_id = 0;
+  opt_i64 src_pid, src_tid, src_ts_ns, dst_pid, dst_tid, dst_ts_ns;
+};
+
+struct MemorySampleRow {
+  int64_t device_id = -1;  // -1 = host
+  int64_t ts_ns = 0;
+  opt_i64 allocated_bytes, reserved_bytes, delta_bytes;
+};
+
+struct CounterRow {
+  opt_i64 device_id;
+  int64_t ts_ns = 0;
+  std::string_view name;
+  double value = 0;
+};
+
+struct SyncEventRow {
+  opt_i64 pid, tid, device_id, stream_id;
+  int64_t start_ns = 0, dur_ns = 0;
+  std::string kind = "unknown";  // event_sync stream_sync context_sync stream_wait_event unknown
+  opt_i64 correlation_id;
+};
+
+}  // namespace proflint

@@ -1,0 +1,265 @@
+// engine/model/sink.cpp — see sink.hpp. The limits here are the ones StoreWriter applied when
+// importers wrote to SQLite directly; the model keeps exactly the rows the store used to get.
+#include "engine/model/sink.hpp"
+
+#include <algorithm>
+#include <iterator>
+
+#include "engine/common/error.hpp"
+#include "engine/common/import_issue_kinds.hpp"
+
+namespace proflint {
+
+FactSink::FactSink(TraceModel& model, const TraceInfo& info) : model_(model) { model_.info = info; }
+
+std::string_view FactSink::bounded_name(std::string_view name, std::string_view table) {
+  if (name.size() <= kMaxNameBytes) return name;
+  size_t cut = kMaxNameBytes;
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+  add_issue(std::string(table) + "_name_truncated", name.substr(0, 200),
+            std::string("a ") + std::string(table) + " name of " + std::to_string(name.size()) + " bytes, kept " +
+                std::to_string(cut));
+  return name.substr(0, cut);
+}
+
+bool FactSink::admit_interval(int64_t start, int64_t dur, std::string_view table) {
+  dur = std::max<int64_t>(dur, 0);
+  auto describe = [&] {
+    return "a " + std::string(table) + " row starting at " + std::to_string(start) + " ns, lasting " + std::to_string(dur) +
+           " ns";
+  };
+  if (start < -kMaxAbsTimeNs || start > kMaxAbsTimeNs || dur > kMaxAbsTimeNs - start) {
+    add_issue(std::string(table) + "_time_out_of_range", describe(),
+              "beyond +-2^61 ns (73 years from the clock's zero); row dropped");
+    return false;
+  }
+  if (dur > kMaxSummedDurationNs - summed_dur_) {
+    add_issue(import_issue::duration_total_out_of_range, describe(),
+              "the durations of this trace's events would add up past 2^56 ns (2.3 years); row dropped");
+    return false;
+  }
+  summed_dur_ += dur;
+  min_ts_ = std::min(min_ts_, start);
+  max_ts_ = std::max(max_ts_, start + dur);
+  return true;
+}
+
+opt_i64 FactSink::bounded_bytes(opt_i64 bytes, std::string_view table) {
+  if (!bytes || (*bytes >= 0 && *bytes <= kMaxTransferBytes)) return bytes;
+  add_issue(std::string(table) + "_bytes_out_of_range", std::to_string(*bytes) + " bytes",
+            "outside 0..2^50 (1 PiB) for one " + std::string(table) + "; byte count dropped");
+  return std::nullopt;
+}
+
+// Devices, processes and threads keep the last row given for their key, at the end of their table
+// (the store's INSERT OR REPLACE did the same); a stream keeps its place and its first name.
+void FactSink::add_device(const DeviceRow& r) {
+  std::erase_if(model_.devices, [&](const DeviceFact& d) { return d.row.device_id == r.device_id; });
+  model_.devices.push_back({r, kNone});
+}
+
+void FactSink::add_process(int64_t pid, std::string_view name) {
+  std::erase_if(model_.processes, [&](const NamedRow& p) { return p.pid == pid; });
+  NamedRow row{pid, 0, std::nullopt};
+  if (name.data()) row.name.emplace(name);
+  model_.processes.push_back(std::move(row));
+}
+
+void FactSink::add_thread(int64_t pid, int64_t tid, std::string_view name) {
+  std::erase_if(model_.threads, [&](const NamedRow& t) { return t.pid == pid && t.tid == tid; });
+  NamedRow row{pid, tid, std::nullopt};
+  if (name.data()) row.name.emplace(name);
+  model_.threads.push_back(std::move(row));
+}
+
+void FactSink::add_stream(int64_t device_id, int64_t stream_id, std::optional<std::string_view> name) {
+  for (auto& s : model_.streams) {
+    if (s.device_id != device_id || s.stream_id != stream_id) continue;
+    if (name) s.name.emplace(*name);  // COALESCE(excluded.name, name)
+    return;
+  }
+  StreamFact s{device_id, stream_id, std::nullopt};
+  if (name) s.name.emplace(*name);
+  model_.streams.push_back(std::move(s));
+}
+
+bool FactSink::add_kernel(const KernelRow& r) {
+  if (!admit_interval(r.start_ns, r.dur_ns, "kernel")) return false;
+  ++rows_;
+  KernelFact k;
+  k.name_id = intern(bounded_name(r.name, "kernel"));
+  k.device_id = or_none(r.device_id);
+  k.stream_id = or_none(r.stream_id);
+  k.pid = or_none(r.pid);
+  k.start_ns = r.start_ns;
+  k.dur_ns = r.dur_ns;
+  k.correlation_id = or_none(r.correlation_id);
+  k.external_id = or_none(r.external_id);
+  k.grid_x = or_none(r.grid_x);
+  k.grid_y = or_none(r.grid_y);
+  k.grid_z = or_none(r.grid_z);
+  k.block_x = or_none(r.block_x);
+  k.block_y = or_none(r.block_y);
+  k.block_z = or_none(r.block_z);
+  k.registers_per_thread = or_none(r.registers_per_thread);
+  k.shared_memory_bytes = or_none(r.shared_memory_bytes);
+  model_.kernels.push_back(k);
+  return true;
+}
+
+bool FactSink::add_memcpy(const MemcpyRow& r) {
+  if (!admit_interval(r.start_ns, r.dur_ns, "memcpy")) return false;
+  ++rows_;
+  CopyFact c;
+  c.device_id = or_none(r.device_id);
+  c.stream_id = or_none(r.stream_id);
+  c.pid = or_none(r.pid);
+  c.start_ns = r.start_ns;
+  c.dur_ns = r.dur_ns;
+  c.bytes = or_none(bounded_bytes(r.bytes, "memcpy"));
+  c.kind = label(std::string_view(r.kind));
+  c.src_kind = label(r.src_kind);
+  c.dst_kind = label(r.dst_kind);
+  c.correlation_id = or_none(r.correlation_id);
+  c.external_id = or_none(r.external_id);
+  model_.memcpys.push_back(c);
+  return true;
+}
+
+bool FactSink::add_memset(const MemsetRow& r) {
+  if (!admit_interval(r.start_ns, r.dur_ns, "memset")) return false;
+  ++rows_;
+  CopyFact c;
+  c.device_id = or_none(r.device_id);
+  c.stream_id = or_none(r.stream_id);
+  c.pid = or_none(r.pid);
+  c.start_ns = r.start_ns;
+  c.dur_ns = r.dur_ns;
+  c.bytes = or_none(bounded_bytes(r.bytes, "memset"));
+  c.kind = label(r.mem_kind);
+  c.correlation_id = or_none(r.correlation_id);
+  c.external_id = or_none(r.external_id);
+  model_.memsets.push_back(c);
+  return true;
+}
+
+bool FactSink::add_api_call(const ApiCallRow& r) {
+  if (!admit_interval(r.start_ns, r.dur_ns, "api_call")) return false;
+  ++rows_;
+  ApiFact a;
+  a.name_id = intern(bounded_name(r.name, "api_call"));
+  a.pid = or_none(r.pid);
+  a.tid = or_none(r.tid);
+  a.start_ns = r.start_ns;
+  a.dur_ns = r.dur_ns;
+  a.kind = label(std::string_view(r.kind));
+  a.correlation_id = or_none(r.correlation_id);
+  a.external_id = or_none(r.external_id);
+  model_.apis.push_back(a);
+  return true;
+}
+
+bool FactSink::add_range(const RangeRow& r) {
+  if (!admit_interval(r.start_ns, r.dur_ns, "range")) return false;
+  ++rows_;
+  RangeFact f;
+  // Interned in this order (name, dims, types, stack, module): string ids follow first use.
+  f.name_id = intern(bounded_name(r.name, "range"));
+  f.input_dims_id = opt_intern(r.input_dims);
+  f.input_types_id = opt_intern(r.input_types);
+  f.call_stack_id = opt_intern(r.call_stack);
+  f.module_id = opt_intern(r.module);
+  f.pid = or_none(r.pid);
+  f.tid = or_none(r.tid);
+  f.start_ns = r.start_ns;
+  f.dur_ns = r.dur_ns;
+  f.kind = label(std::string_view(r.kind));
+  f.domain = label(r.domain);
+  f.device_id = or_none(r.device_id);
+  f.external_id = or_none(r.external_id);
+  f.sequence_number = or_none(r.sequence_number);
+  f.fwd_thread_id = or_none(r.fwd_thread_id);
+  if (r.collective) {
+    f.collective = static_cast<int32_t>(model_.collectives.size());
+    model_.collectives.push_back(*r.collective);
+  }
+  model_.ranges.push_back(f);
+  return true;
+}
+
+void FactSink::add_flow(const FlowRow& r) {
+  ++rows_;
+  model_.flows.push_back({label(std::string_view(r.kind)), r.flow_id, or_none(r.src_pid), or_none(r.src_tid),
+                          or_none(r.src_ts_ns), or_none(r.dst_pid), or_none(r.dst_tid), or_none(r.dst_ts_ns)});
+}
+
+void FactSink::add_memory_sample(const MemorySampleRow& r) {
+  if (r.ts_ns < -kMaxAbsTimeNs || r.ts_ns > kMaxAbsTimeNs) {
+    add_issue(import_issue::memory_sample_time_out_of_range, "a memory sample at " + std::to_string(r.ts_ns) + " ns",
+              "beyond +-2^61 ns (73 years from the clock's zero); sample dropped");
+    return;
+  }
+  min_ts_ = std::min(min_ts_, r.ts_ns);
+  max_ts_ = std::max(max_ts_, r.ts_ns);
+  ++rows_;
+  model_.memory_samples.push_back(r);
+}
+
+void FactSink::add_counter(const CounterRow& r) {
+  ++rows_;
+  model_.counters.push_back({or_none(r.device_id), r.ts_ns, intern(bounded_name(r.name, "counter")), r.value});
+}
+
+bool FactSink::add_sync_event(const SyncEventRow& r) {
+  if (!admit_interval(r.start_ns, r.dur_ns, "sync_event")) return false;
+  ++rows_;
+  model_.syncs.push_back({or_none(r.pid), or_none(r.tid), or_none(r.device_id), or_none(r.stream_id), r.start_ns,
+                          r.dur_ns, or_none(r.correlation_id), label(std::string_view(r.kind))});
+  return true;
+}
+
+void FactSink::add_issue(std::string_view kind, std::string_view example, std::string_view location) {
+  auto it = model_.issues.find(kind);
+  if (it == model_.issues.end()) {
+    IssueFact issue;
+    issue.example = std::string(example.substr(0, 200));
+    issue.location = std::string(location);
+    it = model_.issues.emplace(std::string(kind), std::move(issue)).first;
+  }
+  ++it->second.count;
+}
+
+int64_t FactSink::issue_count() const {
+  int64_t n = 0;
+  for (const auto& [kind, issue] : model_.issues) n += issue.count;
+  return n;
+}
+
+void FactSink::set_rank(opt_i64 rank, opt_i64 world_size, std::optional<std::string> backend) {
+  TraceInfo& info = model_.info;
+  if (rank) info.rank = rank;
+  if (world_size) info.world_size = world_size;
+  if (backend) info.comm_backend = std::move(backend);
+}
+
+void FactSink::set_metadata(std::string_view column, std::string_view value) {
+  TraceInfo& info = model_.info;
+  std::string v(value);
+  if (column == "format_version") info.format_version = v;
+  else if (column == "tool_version") info.tool_version = v;
+  else if (column == "framework") info.framework = v;
+  else if (column == "vendor") info.vendor = v;
+  else if (column == "host_name") info.host_name = v;
+  else if (column == "clock") info.clock = v;
+  else throw Error("internal: set_metadata on unknown trace column " + std::string(column));
+}
+
+void FactSink::commit() {
+  if (min_ts_ <= max_ts_) {
+    model_.start_ns = min_ts_;
+    model_.end_ns = max_ts_;
+  }
+  model_.imported_strings = model_.strings.size();
+}
+
+}  // namespace proflint

@@ -1,0 +1,616 @@
+// engine/store/model_io.cpp — see model_io.hpp. Uses the sqlite3 C API directly: these loops
+// touch every fact row once.
+#include "engine/store/model_io.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <array>
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "engine/common/error.hpp"
+
+namespace proflint {
+
+namespace {
+
+// A prepared statement reused for every row; binds are 1-based in column order, kNone is NULL.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &st_, nullptr) != SQLITE_OK)
+      throw Error(std::string("internal: cannot prepare store statement: ") + sqlite3_errmsg(db_));
+  }
+  ~Stmt() { sqlite3_finalize(st_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  Stmt& i64(int64_t v) {
+    ++col_;
+    if (v == kNone) sqlite3_bind_null(st_, col_);
+    else sqlite3_bind_int64(st_, col_, v);
+    return *this;
+  }
+  Stmt& i64(const opt_i64& v) { return i64(or_none(v)); }
+  Stmt& real(double v) { sqlite3_bind_double(st_, ++col_, v); return *this; }
+  Stmt& text(std::string_view v) {
+    sqlite3_bind_text(st_, ++col_, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+    return *this;
+  }
+  Stmt& text(const std::string* v) {
+    if (v) return text(std::string_view(*v));
+    sqlite3_bind_null(st_, ++col_);
+    return *this;
+  }
+  Stmt& text(const std::optional<std::string>& v) { return text(v ? &*v : nullptr); }
+  Stmt& null() { sqlite3_bind_null(st_, ++col_); return *this; }
+  void run() {
+    int rc = sqlite3_step(st_);
+    sqlite3_reset(st_);
+    col_ = 0;
+    if (rc != SQLITE_DONE) throw Error(std::string("internal: store write failed: ") + sqlite3_errmsg(db_));
+  }
+  // Reading: next row, true while there is one.
+  bool step() {
+    int rc = sqlite3_step(st_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw Error(std::string("internal: store read failed: ") + sqlite3_errmsg(db_));
+  }
+  int64_t col(int c) const { return sqlite3_column_type(st_, c) == SQLITE_NULL ? kNone : sqlite3_column_int64(st_, c); }
+  opt_i64 opt(int c) const {
+    if (sqlite3_column_type(st_, c) == SQLITE_NULL) return std::nullopt;
+    return sqlite3_column_int64(st_, c);
+  }
+  double dbl(int c) const { return sqlite3_column_double(st_, c); }
+  bool is_null(int c) const { return sqlite3_column_type(st_, c) == SQLITE_NULL; }
+  std::string str(int c) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(st_, c));
+    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(st_, c))) : std::string();
+  }
+  std::optional<std::string> opt_str(int c) const {
+    if (is_null(c)) return std::nullopt;
+    return str(c);
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* st_ = nullptr;
+  int col_ = 0;
+};
+
+void exec(sqlite3* db, const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    throw Error("internal: " + msg);
+  }
+}
+
+int64_t max_of(sqlite3* db, const char* sql) {
+  Stmt q(db, sql);
+  return q.step() ? std::max<int64_t>(0, q.col(0)) : 0;
+}
+
+int64_t iteration_col(int32_t k) { return k >= 0 ? static_cast<int64_t>(k) : kNone; }
+
+// The string table of the store, extended as models are written.
+class GlobalStrings {
+ public:
+  explicit GlobalStrings(sqlite3* db) : ins_(db, "INSERT INTO string(id, value) VALUES (?,?)") {
+    Stmt q(db, "SELECT id, value FROM string");
+    while (q.step()) {
+      int64_t id = q.col(0);
+      existing_.push_back(q.str(1));
+      ids_.emplace(existing_.back(), id);
+      next_ = std::max(next_, id + 1);
+    }
+  }
+  // Global id of `text` (which must outlive this table), inserting it when new.
+  int64_t id(std::string_view text) {
+    auto it = ids_.find(text);
+    if (it != ids_.end()) return it->second;
+    int64_t id = next_++;
+    ins_.i64(id).text(text).run();
+    ids_.emplace(text, id);
+    return id;
+  }
+
+ private:
+  Stmt ins_;
+  std::deque<std::string> existing_;
+  std::unordered_map<std::string_view, int64_t> ids_;
+  int64_t next_ = 1;
+};
+
+// Where one model's rows start in the store's id spaces (the store continues after its largest ids).
+struct Bases {
+  int64_t trace = 0, kernel = 0, memcpy = 0, memset = 0, api = 0, range = 0, sync = 0, op = 0;
+  std::vector<int64_t> string_ids;  // local string id -> global id (index 0 unused)
+};
+
+struct Writer {
+  explicit Writer(sqlite3* h)
+      : db(h),
+        trace_ins(h, "INSERT INTO trace(trace_id, path, format, format_version, tool_version, framework, vendor, rank, world_size, "
+                     "comm_backend, host_name, clock, start_ns, end_ns, event_count, file_bytes, iteration_source, iter_start, "
+                     "iter_stop, workload) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+        device_ins(h, "INSERT INTO device(trace_id, device_id, name, vendor, compute_major, compute_minor, sm_count, memory_bytes, "
+                      "has_activity) VALUES (?,?,?,?,?,?,?,?,?)"),
+        process_ins(h, "INSERT INTO process(trace_id, pid, name) VALUES (?,?,?)"),
+        thread_ins(h, "INSERT INTO thread(trace_id, pid, tid, name) VALUES (?,?,?,?)"),
+        stream_ins(h, "INSERT INTO stream(trace_id, device_id, stream_id, name) VALUES (?,?,?,?)"),
+        kernel_ins(h, "INSERT INTO _kernel(id, trace_id, device_id, stream_id, pid, start_ns, dur_ns, name_id, correlation_id, "
+                      "external_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, shared_memory_bytes, "
+                      "api_call_id, op_id, iteration, is_tensor_core, category, tc_eligible_op_id) "
+                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+        memcpy_ins(h, "INSERT INTO _memcpy(id, trace_id, device_id, stream_id, pid, start_ns, dur_ns, bytes, kind, src_kind, dst_kind, "
+                      "correlation_id, external_id, api_call_id, op_id, iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+        memset_ins(h, "INSERT INTO _memset(id, trace_id, device_id, stream_id, pid, start_ns, dur_ns, bytes, mem_kind, correlation_id, "
+                      "external_id, api_call_id, op_id, iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+        api_ins(h, "INSERT INTO _api_call(id, trace_id, pid, tid, start_ns, dur_ns, name_id, kind, correlation_id, external_id, op_id, "
+                   "iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"),
+        range_ins(h, "INSERT INTO _range(id, trace_id, pid, tid, start_ns, dur_ns, name_id, kind, domain, device_id, external_id, "
+                     "sequence_number, fwd_thread_id, input_dims_id, input_types_id, call_stack_id, module_id, parent_id, depth) "
+                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+        collective_ins(h, "INSERT INTO collective_arg(range_id, trace_id, collective_name, process_group, pg_desc, seq, in_nelems, "
+                          "out_nelems, dtype, group_size, group_ranks) VALUES (?,?,?,?,?,?,?,?,?,?,?)"),
+        flow_ins(h, "INSERT INTO flow(trace_id, kind, flow_id, src_pid, src_tid, src_ts_ns, dst_pid, dst_tid, dst_ts_ns) "
+                    "VALUES (?,?,?,?,?,?,?,?,?)"),
+        memory_ins(h, "INSERT INTO memory_sample(trace_id, device_id, ts_ns, allocated_bytes, reserved_bytes, delta_bytes) "
+                      "VALUES (?,?,?,?,?,?)"),
+        counter_ins(h, "INSERT INTO _counter(trace_id, device_id, ts_ns, name_id, value) VALUES (?,?,?,?,?)"),
+        sync_ins(h, "INSERT INTO sync_event(id, trace_id, pid, tid, device_id, stream_id, start_ns, dur_ns, kind, correlation_id, "
+                    "iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?)"),
+        issue_ins(h, "INSERT INTO import_issue(trace_id, kind, count, example, location) VALUES (?,?,?,?,?)"),
+        op_ins(h, "INSERT INTO _op(id, trace_id, range_id, pid, tid, start_ns, dur_ns, name_id, op_type, pass, parent_id, depth, path, "
+                  "iteration, tc_eligible, gpu_time_ns, kernel_count, tc_time_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+        iteration_ins(h, "INSERT INTO iteration(trace_id, iteration, number, name, start_ns, end_ns, dur_ns, gpu_start_ns, "
+                         "gpu_end_ns, source) VALUES (?,?,?,?,?,?,?,?,?,?)"),
+        breakdown_ins(h, "INSERT INTO breakdown(trace_id, device_id, iteration, category, time_ns) VALUES (?,?,?,?,?)"),
+        steady_ins(h, "INSERT INTO steady_state(trace_id, device_id, window_start_ns, start_ns, end_ns, startup_ns, startup_cause, "
+                      "startup_evidence, kernel_tc_ns, kernel_other_ns, communication_ns, memcpy_ns, memset_ns, runtime_ns, "
+                      "dataloader_ns, cpu_ns, idle_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+        undescribed_ins(h, "INSERT OR IGNORE INTO device(trace_id, device_id, has_activity) VALUES (?, ?, 1)") {}
+
+  sqlite3* db;
+  Stmt trace_ins, device_ins, process_ins, thread_ins, stream_ins, kernel_ins, memcpy_ins, memset_ins, api_ins, range_ins,
+      collective_ins, flow_ins, memory_ins, counter_ins, sync_ins, issue_ins, op_ins, iteration_ins, breakdown_ins,
+      steady_ins, undescribed_ins;
+
+  static int64_t at(int64_t base, int64_t index) { return index >= 0 ? base + index : kNone; }
+  static int64_t sid(const Bases& b, int64_t local) {
+    return local >= 1 && local < static_cast<int64_t>(b.string_ids.size()) ? b.string_ids[static_cast<size_t>(local)] : kNone;
+  }
+
+  // The rows an import gave (with their derived columns).
+  void facts(const TraceModel& m, const Bases& b) {
+    const DerivedFacts& d = m.derived;
+    const bool derived = d.done;
+    const int64_t t = b.trace;
+    const TraceInfo& info = m.info;
+    trace_ins.i64(t).text(std::string_view(info.path)).text(std::string_view(info.format)).text(info.format_version)
+        .text(info.tool_version).text(info.framework).text(info.vendor).i64(info.rank).i64(info.world_size)
+        .text(info.comm_backend).text(info.host_name).text(std::string_view(info.clock)).i64(m.start_ns).i64(m.end_ns)
+        .i64(m.event_count).i64(info.file_bytes);
+    if (derived) {
+      trace_ins.text(std::string_view(d.iteration_source)).i64(or_none(d.iter_start)).i64(or_none(d.iter_stop));
+      if (d.workload.empty()) trace_ins.null();
+      else trace_ins.text(std::string_view(d.workload));
+    } else {
+      trace_ins.null().null().null().null();
+    }
+    trace_ins.run();
+    for (const auto& dev : m.devices) {
+      const DeviceRow& r = dev.row;
+      device_ins.i64(t).i64(r.device_id).text(r.name).text(r.vendor).i64(r.compute_major).i64(r.compute_minor)
+          .i64(r.sm_count).i64(r.memory_bytes).i64(dev.has_activity).run();
+    }
+    for (const auto& p : m.processes) process_ins.i64(t).i64(p.pid).text(p.name).run();
+    for (const auto& th : m.threads) thread_ins.i64(t).i64(th.pid).i64(th.tid).text(th.name).run();
+    for (const auto& s : m.streams) stream_ins.i64(t).i64(s.device_id).i64(s.stream_id).text(s.name).run();
+    for (size_t i = 0; i < m.kernels.size(); ++i) {
+      const KernelFact& k = m.kernels[i];
+      kernel_ins.i64(b.kernel + static_cast<int64_t>(i)).i64(t).i64(k.device_id).i64(k.stream_id).i64(k.pid).i64(k.start_ns)
+          .i64(k.dur_ns).i64(sid(b, k.name_id)).i64(k.correlation_id).i64(k.external_id).i64(k.grid_x).i64(k.grid_y)
+          .i64(k.grid_z).i64(k.block_x).i64(k.block_y).i64(k.block_z).i64(k.registers_per_thread).i64(k.shared_memory_bytes);
+      if (derived) {
+        const GpuLinks& g = d.kernels[i];
+        kernel_ins.i64(at(b.api, g.api)).i64(at(b.op, g.op)).i64(iteration_col(g.iteration)).i64(int64_t{g.tensor_core})
+            .text(g.category).i64(at(b.op, g.tc_op));
+      } else {
+        kernel_ins.null().null().null().null().null().null();
+      }
+      kernel_ins.run();
+    }
+    auto copies = [&](Stmt& ins, const std::vector<CopyFact>& rows, const std::vector<GpuLinks>& links, int64_t base,
+                      bool memcpy) {
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const CopyFact& c = rows[i];
+        ins.i64(base + static_cast<int64_t>(i)).i64(t).i64(c.device_id).i64(c.stream_id).i64(c.pid).i64(c.start_ns)
+            .i64(c.dur_ns).i64(c.bytes).text(m.label(c.kind));
+        if (memcpy) ins.text(m.label(c.src_kind)).text(m.label(c.dst_kind));
+        ins.i64(c.correlation_id).i64(c.external_id);
+        if (derived) {
+          const GpuLinks& g = links[i];
+          ins.i64(at(b.api, g.api)).i64(at(b.op, g.op)).i64(iteration_col(g.iteration));
+        } else {
+          ins.null().null().null();
+        }
+        ins.run();
+      }
+    };
+    copies(memcpy_ins, m.memcpys, d.memcpys, b.memcpy, true);
+    copies(memset_ins, m.memsets, d.memsets, b.memset, false);
+    for (size_t i = 0; i < m.apis.size(); ++i) {
+      const ApiFact& a = m.apis[i];
+      api_ins.i64(b.api + static_cast<int64_t>(i)).i64(t).i64(a.pid).i64(a.tid).i64(a.start_ns).i64(a.dur_ns)
+          .i64(sid(b, a.name_id)).text(m.label(a.kind)).i64(a.correlation_id).i64(a.external_id);
+      if (derived) api_ins.i64(at(b.op, d.api_op[i])).i64(iteration_col(d.api_iteration[i]));
+      else api_ins.null().null();
+      api_ins.run();
+    }
+    for (size_t i = 0; i < m.ranges.size(); ++i) {
+      const RangeFact& r = m.ranges[i];
+      int64_t id = b.range + static_cast<int64_t>(i);
+      range_ins.i64(id).i64(t).i64(r.pid).i64(r.tid).i64(r.start_ns).i64(r.dur_ns).i64(sid(b, r.name_id))
+          .text(m.label(r.kind)).text(m.label(r.domain)).i64(r.device_id).i64(r.external_id).i64(r.sequence_number)
+          .i64(r.fwd_thread_id).i64(sid(b, r.input_dims_id)).i64(sid(b, r.input_types_id)).i64(sid(b, r.call_stack_id))
+          .i64(sid(b, r.module_id));
+      if (derived) range_ins.i64(at(b.range, d.range_parent[i])).i64(int64_t{d.range_depth[i]});
+      else range_ins.null().null();
+      range_ins.run();
+      if (r.collective >= 0) {
+        const CollectiveArgs& a = m.collectives[static_cast<size_t>(r.collective)];
+        collective_ins.i64(id).i64(t).text(a.collective_name).text(a.process_group).text(a.pg_desc).i64(a.seq)
+            .i64(a.in_nelems).i64(a.out_nelems).text(a.dtype).i64(a.group_size).text(a.group_ranks).run();
+      }
+    }
+    for (const auto& f : m.flows)
+      flow_ins.i64(t).text(m.label(f.kind)).i64(f.flow_id).i64(f.src_pid).i64(f.src_tid).i64(f.src_ts_ns).i64(f.dst_pid)
+          .i64(f.dst_tid).i64(f.dst_ts_ns).run();
+    for (const auto& s : m.memory_samples)
+      memory_ins.i64(t).i64(s.device_id).i64(s.ts_ns).i64(s.allocated_bytes).i64(s.reserved_bytes).i64(s.delta_bytes).run();
+    for (const auto& c : m.counters) counter_ins.i64(t).i64(c.device_id).i64(c.ts_ns).i64(sid(b, c.name_id)).real(c.value).run();
+    for (size_t i = 0; i < m.syncs.size(); ++i) {
+      const SyncFact& s = m.syncs[i];
+      sync_ins.i64(b.sync + static_cast<int64_t>(i)).i64(t).i64(s.pid).i64(s.tid).i64(s.device_id).i64(s.stream_id)
+          .i64(s.start_ns).i64(s.dur_ns).text(m.label(s.kind)).i64(s.correlation_id)
+          .i64(derived ? iteration_col(d.sync_iteration[i]) : kNone).run();
+    }
+    for (const auto& [kind, issue] : m.issues)
+      issue_ins.i64(t).text(std::string_view(kind)).i64(issue.count).text(std::string_view(issue.example))
+          .text(std::string_view(issue.location)).run();
+  }
+
+  // The tables derivation fills.
+  void derived(const TraceModel& m, const Bases& b) {
+    const DerivedFacts& d = m.derived;
+    if (!d.done) return;
+    const int64_t t = b.trace;
+    for (size_t i = 0; i < d.ops.size(); ++i) {
+      const OpFact& op = d.ops[i];
+      op_ins.i64(b.op + static_cast<int64_t>(i)).i64(t).i64(at(b.range, op.range)).i64(op.pid).i64(op.tid).i64(op.start)
+          .i64(op.dur).i64(sid(b, op.name_id)).text(op.op_type).text(op.pass).i64(at(b.op, op.parent))
+          .i64(int64_t{op.depth}).text(std::string_view(op.path)).i64(iteration_col(op.iteration))
+          .i64(int64_t{op.tc_eligible ? 1 : 0}).i64(op.gpu_time_ns).i64(op.kernel_count).i64(op.tc_time_ns).run();
+    }
+    for (size_t k = 0; k < d.iterations.size(); ++k) {
+      const auto& it = d.iterations[k];
+      iteration_ins.i64(t).i64(static_cast<int64_t>(k)).i64(it.number ? *it.number : kNone).text(std::string_view(it.name))
+          .i64(it.start).i64(it.end).i64(it.end - it.start).i64(it.gpu_start).i64(it.gpu_end)
+          .text(std::string_view(d.iteration_source)).run();
+    }
+    for (int64_t dev : d.undescribed_devices) undescribed_ins.i64(t).i64(dev).run();
+    std::map<int64_t, std::map<std::string_view, int64_t>> steady_rows;  // device -> category -> ns
+    for (const auto& row : d.breakdown) {
+      if (row.iteration == kSteadyStateRows) {
+        steady_rows[row.device_id][row.category] = row.time_ns;
+        continue;
+      }
+      breakdown_ins.i64(t).i64(row.device_id).i64(row.iteration).text(row.category).i64(row.time_ns).run();
+    }
+    for (const auto& s : d.steady) {
+      steady_ins.i64(t).i64(s.device_id).i64(s.window_start).i64(s.steady_start).i64(s.window_end)
+          .i64(s.steady_start - s.window_start);
+      if (s.cause.empty()) steady_ins.null().null();
+      else steady_ins.text(std::string_view(s.cause)).text(std::string_view(s.evidence));
+      for (auto c : kBreakdownCategories) steady_ins.i64(steady_rows[s.device_id][c]);
+      steady_ins.run();
+    }
+    if (!d.key_node_problem.empty())
+      issue_ins.i64(t).text(std::string_view("key_node_not_found")).i64(1).text(std::string_view(d.key_node_problem))
+          .text(std::string_view("--key-node")).run();
+  }
+};
+
+}  // namespace
+
+void write_models(Store& store, const std::vector<TraceModel*>& models) {
+  sqlite3* h = store.db().getHandle();
+  exec(h, "BEGIN");
+  try {
+    GlobalStrings strings(h);
+    std::vector<Bases> bases(models.size());
+    Bases next;
+    next.trace = max_of(h, "SELECT MAX(trace_id) FROM trace") + 1;
+    next.kernel = max_of(h, "SELECT MAX(id) FROM _kernel") + 1;
+    next.memcpy = max_of(h, "SELECT MAX(id) FROM _memcpy") + 1;
+    next.memset = max_of(h, "SELECT MAX(id) FROM _memset") + 1;
+    next.api = max_of(h, "SELECT MAX(id) FROM _api_call") + 1;
+    next.range = max_of(h, "SELECT MAX(id) FROM _range") + 1;
+    next.sync = max_of(h, "SELECT MAX(id) FROM sync_event") + 1;
+    next.op = max_of(h, "SELECT MAX(id) FROM _op") + 1;
+    for (size_t i = 0; i < models.size(); ++i) {
+      const TraceModel& m = *models[i];
+      Bases& b = bases[i];
+      b.trace = next.trace++;
+      b.kernel = next.kernel;
+      b.memcpy = next.memcpy;
+      b.memset = next.memset;
+      b.api = next.api;
+      b.range = next.range;
+      b.sync = next.sync;
+      b.op = next.op;
+      next.kernel += static_cast<int64_t>(m.kernels.size());
+      next.memcpy += static_cast<int64_t>(m.memcpys.size());
+      next.memset += static_cast<int64_t>(m.memsets.size());
+      next.api += static_cast<int64_t>(m.apis.size());
+      next.range += static_cast<int64_t>(m.ranges.size());
+      next.sync += static_cast<int64_t>(m.syncs.size());
+      next.op += static_cast<int64_t>(m.derived.ops.size());
+      b.string_ids.assign(static_cast<size_t>(m.strings.size()) + 1, kNone);
+    }
+    // Texts: every trace's imported texts, then the ones derivation added (new op names), so that
+    // ids are those of importing every file and then deriving every trace.
+    for (size_t i = 0; i < models.size(); ++i) {
+      const TraceModel& m = *models[i];
+      int64_t imported = std::min(m.imported_strings, m.strings.size());
+      for (int64_t s = 1; s <= imported; ++s) bases[i].string_ids[static_cast<size_t>(s)] = strings.id(m.strings.text(s));
+    }
+    for (size_t i = 0; i < models.size(); ++i) {
+      const TraceModel& m = *models[i];
+      for (int64_t s = m.imported_strings + 1; s <= m.strings.size(); ++s)
+        bases[i].string_ids[static_cast<size_t>(s)] = strings.id(m.strings.text(s));
+    }
+    Writer w(h);
+    for (size_t i = 0; i < models.size(); ++i) w.facts(*models[i], bases[i]);
+    for (size_t i = 0; i < models.size(); ++i) w.derived(*models[i], bases[i]);
+    exec(h, "COMMIT");
+    for (size_t i = 0; i < models.size(); ++i) models[i]->trace_id = bases[i].trace;
+  } catch (...) {
+    sqlite3_exec(h, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+void clear_store(Store& store) {
+  sqlite3* h = store.db().getHandle();
+  std::vector<std::string> tables;
+  {
+    Stmt q(h, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
+    while (q.step()) tables.push_back(q.str(0));
+  }
+  exec(h, "BEGIN");
+  try {
+    for (const auto& name : tables) exec(h, ("DELETE FROM \"" + name + "\"").c_str());
+    exec(h, "COMMIT");
+  } catch (...) {
+    sqlite3_exec(h, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+std::vector<TraceModel> load_model(Store& store, std::vector<bool>* was_derived) {
+  sqlite3* h = store.db().getHandle();
+  std::vector<TraceModel> models;
+  std::unordered_map<int64_t, size_t> by_trace;  // trace_id -> index
+  {
+    Stmt q(h,
+           "SELECT trace_id, path, format, format_version, tool_version, framework, vendor, rank, world_size, comm_backend, "
+           "host_name, clock, start_ns, end_ns, event_count, file_bytes, iteration_source FROM trace ORDER BY trace_id");
+    while (q.step()) {
+      TraceModel& m = models.emplace_back();
+      m.trace_id = q.col(0);
+      TraceInfo& info = m.info;
+      info.path = q.str(1);
+      info.format = q.str(2);
+      info.format_version = q.opt_str(3);
+      info.tool_version = q.opt_str(4);
+      info.framework = q.opt_str(5);
+      info.vendor = q.opt_str(6);
+      info.rank = q.opt(7);
+      info.world_size = q.opt(8);
+      info.comm_backend = q.opt_str(9);
+      info.host_name = q.opt_str(10);
+      info.clock = q.str(11);
+      m.start_ns = q.col(12);
+      m.end_ns = q.col(13);
+      m.event_count = q.is_null(14) ? 0 : q.col(14);
+      info.file_bytes = q.opt(15);
+      if (was_derived) was_derived->push_back(!q.is_null(16));
+      by_trace.emplace(m.trace_id, models.size() - 1);
+    }
+  }
+  auto model_of = [&](int64_t trace_id) -> TraceModel& {
+    auto it = by_trace.find(trace_id);
+    if (it == by_trace.end())
+      throw Error("internal: a row names trace " + std::to_string(trace_id) + ", which the trace table lacks");
+    return models[it->second];
+  };
+  // Every trace gets the whole string table, in id order: local id = position (the store's ids
+  // when they are dense, as proflint writes them), and texts no row uses (op names of an earlier
+  // derivation) keep their place when the store is written again.
+  std::unordered_map<int64_t, int64_t> local_of;  // store id -> local id
+  {
+    std::vector<std::string> texts;
+    Stmt q(h, "SELECT id, value FROM string ORDER BY id");
+    while (q.step()) {
+      texts.push_back(q.str(1));
+      local_of.emplace(q.col(0), static_cast<int64_t>(texts.size()));
+    }
+    for (auto& m : models) {
+      for (const auto& s : texts) m.strings.intern(s);
+      m.imported_strings = m.strings.size();
+    }
+  }
+  auto sid = [&](int64_t id) -> int64_t {
+    if (id == kNone) return kNone;
+    auto it = local_of.find(id);
+    if (it == local_of.end()) throw Error("internal: a row names string " + std::to_string(id) + ", which the string table lacks");
+    return it->second;
+  };
+  auto label = [](TraceModel& m, const Stmt& q, int c) -> int32_t {
+    return q.is_null(c) ? 0 : static_cast<int32_t>(m.labels.intern(q.str(c)));
+  };
+  {
+    Stmt q(h, "SELECT trace_id, device_id, name, vendor, compute_major, compute_minor, sm_count, memory_bytes FROM device ORDER BY rowid");
+    while (q.step()) {
+      DeviceRow r;
+      r.device_id = q.col(1);
+      r.name = q.opt_str(2);
+      r.vendor = q.opt_str(3);
+      r.compute_major = q.opt(4);
+      r.compute_minor = q.opt(5);
+      r.sm_count = q.opt(6);
+      r.memory_bytes = q.opt(7);
+      model_of(q.col(0)).devices.push_back({r, kNone});
+    }
+  }
+  {
+    Stmt q(h, "SELECT trace_id, pid, name FROM process ORDER BY rowid");
+    while (q.step()) model_of(q.col(0)).processes.push_back({q.col(1), 0, q.opt_str(2)});
+  }
+  {
+    Stmt q(h, "SELECT trace_id, pid, tid, name FROM thread ORDER BY rowid");
+    while (q.step()) model_of(q.col(0)).threads.push_back({q.col(1), q.col(2), q.opt_str(3)});
+  }
+  {
+    Stmt q(h, "SELECT trace_id, device_id, stream_id, name FROM stream ORDER BY rowid");
+    while (q.step()) model_of(q.col(0)).streams.push_back({q.col(1), q.col(2), q.opt_str(3)});
+  }
+  {
+    Stmt q(h,
+           "SELECT trace_id, device_id, stream_id, pid, start_ns, dur_ns, name_id, correlation_id, external_id, grid_x, grid_y, "
+           "grid_z, block_x, block_y, block_z, registers_per_thread, shared_memory_bytes FROM _kernel ORDER BY id");
+    while (q.step()) {
+      KernelFact k{q.col(1), q.col(2), q.col(3), q.col(4), q.col(5), sid(q.col(6)), q.col(7), q.col(8), q.col(9),
+                   q.col(10), q.col(11), q.col(12), q.col(13), q.col(14), q.col(15), q.col(16)};
+      model_of(q.col(0)).kernels.push_back(k);
+    }
+  }
+  {
+    Stmt q(h,
+           "SELECT trace_id, device_id, stream_id, pid, start_ns, dur_ns, bytes, kind, src_kind, dst_kind, correlation_id, "
+           "external_id FROM _memcpy ORDER BY id");
+    while (q.step()) {
+      TraceModel& m = model_of(q.col(0));
+      CopyFact c{q.col(1), q.col(2), q.col(3), q.col(4), q.col(5), q.col(6), q.col(10), q.col(11),
+                 label(m, q, 7), label(m, q, 8), label(m, q, 9)};
+      m.memcpys.push_back(c);
+    }
+  }
+  {
+    Stmt q(h,
+           "SELECT trace_id, device_id, stream_id, pid, start_ns, dur_ns, bytes, mem_kind, correlation_id, external_id "
+           "FROM _memset ORDER BY id");
+    while (q.step()) {
+      TraceModel& m = model_of(q.col(0));
+      CopyFact c{q.col(1), q.col(2), q.col(3), q.col(4), q.col(5), q.col(6), q.col(8), q.col(9), label(m, q, 7), 0, 0};
+      m.memsets.push_back(c);
+    }
+  }
+  {
+    Stmt q(h,
+           "SELECT trace_id, pid, tid, start_ns, dur_ns, name_id, kind, correlation_id, external_id FROM _api_call ORDER BY id");
+    while (q.step()) {
+      TraceModel& m = model_of(q.col(0));
+      m.apis.push_back({q.col(1), q.col(2), q.col(3), q.col(4), sid(q.col(5)), q.col(7), q.col(8), label(m, q, 6)});
+    }
+  }
+  std::unordered_map<int64_t, std::pair<size_t, size_t>> range_at;  // range id -> (model, position), collectives only
+  {
+    std::set<int64_t> with_args;
+    {
+      Stmt q(h, "SELECT range_id FROM collective_arg");
+      while (q.step()) with_args.insert(q.col(0));
+    }
+    Stmt q(h,
+           "SELECT id, trace_id, pid, tid, start_ns, dur_ns, name_id, kind, domain, device_id, external_id, sequence_number, "
+           "fwd_thread_id, input_dims_id, input_types_id, call_stack_id, module_id FROM _range ORDER BY id");
+    while (q.step()) {
+      int64_t trace_id = q.col(1);
+      TraceModel& m = model_of(trace_id);
+      RangeFact r;
+      r.pid = q.col(2);
+      r.tid = q.col(3);
+      r.start_ns = q.col(4);
+      r.dur_ns = q.col(5);
+      r.name_id = sid(q.col(6));
+      r.kind = label(m, q, 7);
+      r.domain = label(m, q, 8);
+      r.device_id = q.col(9);
+      r.external_id = q.col(10);
+      r.sequence_number = q.col(11);
+      r.fwd_thread_id = q.col(12);
+      r.input_dims_id = sid(q.col(13));
+      r.input_types_id = sid(q.col(14));
+      r.call_stack_id = sid(q.col(15));
+      r.module_id = sid(q.col(16));
+      if (with_args.contains(q.col(0))) range_at.emplace(q.col(0), std::pair{by_trace.at(trace_id), m.ranges.size()});
+      m.ranges.push_back(r);
+    }
+  }
+  {
+    Stmt q(h,
+           "SELECT range_id, collective_name, process_group, pg_desc, seq, in_nelems, out_nelems, dtype, group_size, "
+           "group_ranks FROM collective_arg ORDER BY range_id");
+    while (q.step()) {
+      auto it = range_at.find(q.col(0));
+      if (it == range_at.end()) continue;  // arguments of a range that is gone: nothing to attach them to
+      TraceModel& m = models[it->second.first];
+      CollectiveArgs a{q.opt_str(1), q.opt_str(2), q.opt_str(3), q.opt_str(7), q.opt_str(9),
+                       q.opt(4),     q.opt(5),     q.opt(6),     q.opt(8)};
+      m.ranges[it->second.second].collective = static_cast<int32_t>(m.collectives.size());
+      m.collectives.push_back(std::move(a));
+    }
+  }
+  {
+    Stmt q(h, "SELECT trace_id, kind, flow_id, src_pid, src_tid, src_ts_ns, dst_pid, dst_tid, dst_ts_ns FROM flow ORDER BY rowid");
+    while (q.step()) {
+      TraceModel& m = model_of(q.col(0));
+      m.flows.push_back({label(m, q, 1), q.col(2), q.col(3), q.col(4), q.col(5), q.col(6), q.col(7), q.col(8)});
+    }
+  }
+  {
+    Stmt q(h,
+           "SELECT trace_id, device_id, ts_ns, allocated_bytes, reserved_bytes, delta_bytes FROM memory_sample ORDER BY rowid");
+    while (q.step()) model_of(q.col(0)).memory_samples.push_back({q.col(1), q.col(2), q.opt(3), q.opt(4), q.opt(5)});
+  }
+  {
+    Stmt q(h, "SELECT trace_id, device_id, ts_ns, name_id, value FROM _counter ORDER BY rowid");
+    while (q.step()) model_of(q.col(0)).counters.push_back({q.col(1), q.col(2), sid(q.col(3)), q.dbl(4)});
+  }
+  {
+    Stmt q(h,
+           "SELECT trace_id, pid, tid, device_id, stream_id, start_ns, dur_ns, kind, correlation_id FROM sync_event ORDER BY id");
+    while (q.step()) {
+      TraceModel& m = model_of(q.col(0));
+      m.syncs.push_back({q.col(1), q.col(2), q.col(3), q.col(4), q.col(5), q.col(6), q.col(8), label(m, q, 7)});
+    }
+  }
+  {
+    // key_node_not_found is derivation's note, written again by the next derivation.
+    Stmt q(h, "SELECT trace_id, kind, count, example, location FROM import_issue WHERE kind <> 'key_node_not_found' ORDER BY rowid");
+    while (q.step()) model_of(q.col(0)).issues[q.str(1)] = IssueFact{q.col(2), q.str(3), q.str(4)};
+  }
+  return models;
+}
+
+}  // namespace proflint

@@ -1,0 +1,29 @@
+// engine/store/model_io.hpp — writing fact models into the store once, and reading them back.
+//
+// write_models is the only writer of fact rows: every table of every trace in one transaction, one
+// prepared INSERT per table, derived columns included (NULL for a model not derived yet). load_model
+// reads a store's facts back into models (derived columns are not read: they are derived again).
+#pragma once
+
+#include <vector>
+
+#include "engine/model/model.hpp"
+#include "engine/store/store.hpp"
+
+namespace proflint {
+
+// Appends the traces to `store` in the order given, with ids after those already there (texts
+// already in the string table keep their ids). Ids follow the order in which a sequential import
+// then derivation of the same files would have given them: the imported rows and texts of every
+// trace first, then what derivation added (new op names, ops, iterations, ...). Sets trace_id.
+void write_models(Store& store, const std::vector<TraceModel*>& models);
+
+// The imported facts of every trace in the store, in trace_id order. `was_derived` tells which
+// traces had been derived (trace.iteration_source set).
+std::vector<TraceModel> load_model(Store& store, std::vector<bool>* was_derived = nullptr);
+
+// Deletes every row of every table (the schema and its indexes stay): a store re-derived from its
+// models is written again from scratch.
+void clear_store(Store& store);
+
+}  // namespace proflint
