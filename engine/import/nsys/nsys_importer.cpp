@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "engine/common/error.hpp"
+#include "engine/common/sqlite_file.hpp"
 #include "engine/import/nsys/nsys_reader.hpp"
 #include "engine/import/nsys/nsys_sqlite.hpp"
 #include "engine/store/writer.hpp"
@@ -42,6 +43,7 @@ bool NsysImporter::sniff(std::string_view head, bool gzipped) const {
 ImportResult NsysImporter::import(const std::string& path, Store& store, const ImportOptions& options) const {
   if (file_is_gzip(path))
     throw input_error(path, "", "gzip-compressed SQLite file: decompress it first (gunzip), then analyze the .sqlite");
+  check_sqlite_header(path, /*copied_for_writing=*/false);  // truncation and damaged header bytes, named
   std::unique_ptr<nsys::ExportFile> file;
   try {
     file = std::make_unique<nsys::ExportFile>(path);
