@@ -100,7 +100,7 @@ def parse(argv):
                         "synchronised by their all-reduces) into the directory -o (genprof/job.py); only "
                         "--steps, --seed, --gpu-name and the --straggler/--max-offset options apply")
     p.add_argument("--straggler-rank", type=int, default=1, help="--job-ranks: the rank made late")
-    p.add_argument("--straggler-cause", default="none", choices=["none", "compute", "dataloader", "optimizer"],
+    p.add_argument("--straggler-cause", default="none", choices=["none", "compute", "dataloader", "optimizer", "outlier"],
                    help="--job-ranks: what makes the straggler late each step (none: a balanced job)")
     p.add_argument("--max-offset-ms", type=float, default=50.0, help="--job-ranks: per-rank clock skew bound (ms)")
     p.add_argument("-o", "--output", required=True)

@@ -14,6 +14,8 @@ inside the kernel. With --straggler-cause one rank is made late every step by:
   dataloader  its DataLoader __next__ takes 6 ms more (the GPU idles before the step's work)
   optimizer   its optimizer runs 48 extra per-parameter kernels (aten::add_/mul_, ~120 us each)
               after the foreach update: the rank reaches the next step's first all-reduce late
+  outlier     only one step (the middle one) is late, by a 30 ms pause before its DataLoader
+              wait ends (a checkpoint or a GC pause); an A/A case: no persistent straggler
   none        a balanced job (only per-kernel jitter of +-2 %)
 
 Each rank writes its timestamps on its own clock: job time + a skew drawn in +-50 ms (seeded), as
@@ -32,7 +34,7 @@ from . import kernels as K
 
 GEMM = ("sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32_stage4_warpsize2x2x1_"
         "tensor16x8x16_kernel")
-CAUSES = ("none", "compute", "dataloader", "optimizer")
+CAUSES = ("none", "compute", "dataloader", "optimizer", "outlier")
 LAYERS = 8
 HIDDEN = 2048
 BATCH = 4096
@@ -149,6 +151,8 @@ class Rank:
         self.m += self.cpu(280)
         if self.late and job.cause == "dataloader":
             self.m += job.late_ns
+        if self.late and job.cause == "outlier" and n == job.outlier_step:
+            self.m += job.outlier_ns
         self.end()
         # input batch to the GPU: pinned, non-blocking
         self.begin(M, "aten::to", args={"Input Dims": [[BATCH, HIDDEN], [], [], [], [], []]})
@@ -287,6 +291,10 @@ class Job:
         lim = int(max_offset_ms * 1e6)
         self.skew = [r.randint(-lim, lim) for _ in range(ranks)]
         self.late_ns = 6_000_000
+        # "outlier": one pause on one rank in one step (a checkpoint, a GC pause), as long as a
+        # step; every other step is balanced. The middle step of the capture.
+        self.outlier_ns = 30_000_000
+        self.outlier_step = 10 + steps // 2
         self.bucket_nelems = 4 * HIDDEN * HIDDEN + 4 * HIDDEN
         self.busbw = 150e9
         self.k_relu = K.ew("relu", "bf16", BATCH * HIDDEN)
@@ -339,9 +347,9 @@ class Job:
             last_counts[arr.index(max(arr))] += 1
             for r, a in enumerate(arr):
                 waits[r] += max(arr) - a
-        return {
+        out = {
             "ranks": self.ranks, "straggler_rank": self.straggler, "cause": self.cause,
-            "late_ns_per_step": self.late_ns if self.straggler is not None else 0,
+            "late_ns_per_step": (0 if self.cause == "outlier" else self.late_ns) if self.straggler is not None else 0,
             "steps": self.steps, "median_step_ns": step_med,
             "collectives": len(self.collectives), "arrived_last": last_counts,
             "wait_ns_total": waits,
@@ -350,6 +358,10 @@ class Job:
             "clock_offset_ns": [self.skew[0] - s for s in self.skew],
             "clock_offset_note": "add clock_offset_ns[r] to rank r's timestamps to get rank 0's clock",
         }
+        if self.cause == "outlier":
+            out["outlier_step"] = "ProfilerStep#%d" % self.outlier_step
+            out["outlier_ns"] = self.outlier_ns
+        return out
 
 
 def _ts(ns):

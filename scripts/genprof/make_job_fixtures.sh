@@ -10,3 +10,9 @@ for n in 4 8; do
       -o fixtures/jobs/ddp${n}_${c}_r$s
   done
 done
+# A/A: a second seed of the balanced 4-rank job, and a job whose only problem is one 30 ms pause on
+# rank 3 in one step (rank 3 is also the rank most often last in this seed's balanced steps, so the
+# detector has to look at every step to stay silent).
+python3 scripts/gen_profile.py --job-ranks 4 --straggler-cause none --seed job4-balanced-2 --quiet -o fixtures/jobs/ddp4_balanced_seed2
+python3 scripts/gen_profile.py --job-ranks 4 --straggler-rank 3 --straggler-cause outlier --seed job4-outlier --quiet \
+  -o fixtures/jobs/ddp4_outlier_r3
