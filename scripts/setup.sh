@@ -30,6 +30,14 @@ if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/
   { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null; } ||
     echo "setup: chromium could not be installed: the HTML report browser test will be skipped"
 fi
+# Firefox (ESR) runs the same browser test over WebDriver BiDi (tests/html/bidi.py).
+if ! command -v firefox-esr >/dev/null 2>&1 && ! command -v firefox >/dev/null 2>&1; then
+  echo "setup: installing firefox-esr (for the HTML report browser test)"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends firefox-esr >/dev/null; } ||
+    echo "setup: firefox-esr could not be installed: the HTML report is checked in Chromium only"
+fi
 
 BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

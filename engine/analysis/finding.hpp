@@ -82,6 +82,14 @@ struct BelowThreshold {
   Scope scope;
   std::string source = "builtin";  // 'builtin' or the Lua rule file
   std::string detail;              // a finding held back by ranking: its problem text
+  // The same check on several ranks/GPUs of one job, merged by ranking into this entry (which
+  // keeps the largest value, the closest to the threshold); empty for a check made once.
+  struct Instance {
+    Scope scope;
+    double value = 0;
+    std::string label;  // "rank 1", "GPU 0", "rank 1 (GPU 1)"
+  };
+  std::vector<Instance> instances;
 };
 
 // Where detectors put findings.

@@ -241,6 +241,51 @@ Ranked merge_group(std::vector<Ranked>& entries, const std::vector<size_t>& memb
 
 // Merges, in place, the entries that are the same problem on several ranks/GPUs of one job;
 // moves a merged finding under its threshold to `below`.
+// The same check, below its threshold on several ranks/GPUs of one job, becomes one entry: the
+// largest value (the instance closest to firing) speaks for the job and the others are kept as
+// instances. Same id, source, unit, threshold and wording (numbers masked) on traces of one job.
+void merge_job_below(std::vector<BelowThreshold>& below, const JobMap* jobs) {
+  auto job_of = [&](int64_t trace) {
+    if (jobs)
+      if (auto it = jobs->job_of_trace.find(trace); it != jobs->job_of_trace.end()) return it->second;
+    return -1 - trace;  // a job of its own
+  };
+  using Key = std::tuple<std::string, std::string, std::string, double, std::string, std::string, int64_t>;
+  std::map<Key, std::vector<size_t>> groups;
+  std::vector<Key> order;
+  for (size_t i = 0; i < below.size(); ++i) {
+    const auto& b = below[i];
+    if (!b.scope.trace_id) continue;
+    Key k{b.id, b.source, b.unit, b.threshold, mask_numbers(b.measured), mask_numbers(b.detail), job_of(*b.scope.trace_id)};
+    auto [it, fresh] = groups.try_emplace(k);
+    if (fresh) order.push_back(k);
+    it->second.push_back(i);
+  }
+  std::vector<bool> drop(below.size(), false);
+  for (const auto& k : order) {
+    const auto& members = groups[k];
+    if (members.size() < 2) continue;
+    std::set<int64_t> traces;
+    for (size_t i : members) traces.insert(*below[i].scope.trace_id);
+    size_t best = members[0];
+    for (size_t i : members)
+      if (below[i].value > below[best].value) best = i;
+    std::vector<BelowThreshold::Instance> instances;
+    for (size_t i : members) {
+      Finding probe;
+      probe.scope = below[i].scope;
+      instances.push_back({below[i].scope, below[i].value, instance_label(probe, jobs, traces.size() > 1)});
+      if (i != best) drop[i] = true;
+    }
+    below[best].instances = std::move(instances);
+  }
+  std::vector<BelowThreshold> kept;
+  kept.reserve(below.size());
+  for (size_t i = 0; i < below.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(below[i]));
+  below = std::move(kept);
+}
+
 void merge_job_findings(std::vector<Ranked>& entries, const std::map<int64_t, int64_t>& wall_ns_by_trace,
                         const JobMap* jobs, const SeverityThresholds& thresholds, std::vector<BelowThreshold>* below) {
   using Key = std::tuple<int64_t, std::string, std::string, std::string, std::string, std::string>;
@@ -407,6 +452,7 @@ void rank_findings(std::vector<Finding>& findings, const std::map<int64_t, int64
     entries.push_back(std::move(r));
   }
   merge_job_findings(entries, wall_ns_by_trace, jobs, thresholds, below);
+  if (below) merge_job_below(*below, jobs);
 
   // Step 3: final order, and each overlap named by the position of the entry that owns it.
   std::stable_sort(entries.begin(), entries.end(), [&](const Ranked& a, const Ranked& b) { return rank_key(a.f) < rank_key(b.f); });

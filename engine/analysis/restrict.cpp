@@ -64,6 +64,15 @@ void restrict_to_aggregation_range(Store& store) {
       del.bind(3, r.hi);
       del.exec();
     }
+    {
+      // The rank's side of each collective outside its selected iterations (iteration: the rank's
+      // own ordinal, as for the other tables).
+      SQLite::Statement del(db, "DELETE FROM collective_participation WHERE trace_id = ? AND (iteration IS NULL OR iteration NOT BETWEEN ? AND ?)");
+      del.bind(1, r.trace_id);
+      del.bind(2, r.lo);
+      del.bind(3, r.hi);
+      del.exec();
+    }
     for (const char* sql : {"DELETE FROM _range WHERE trace_id = ? AND (start_ns + dur_ns <= ? OR start_ns >= ?)",
                             "DELETE FROM flow WHERE trace_id = ? AND (src_ts_ns < ? OR src_ts_ns >= ?)",
                             "DELETE FROM memory_sample WHERE trace_id = ? AND (ts_ns < ? OR ts_ns >= ?)",
@@ -76,6 +85,15 @@ void restrict_to_aggregation_range(Store& store) {
       q.exec();
     }
   }
+  // A collective is kept only with all of its participants: one whose rank-side rows fell outside
+  // some rank's selection goes entirely, so arrival order and waits are never judged on part of
+  // the ranks (rank-straggler, gpu-imbalance and the job summary read these tables).
+  db.exec(
+      "DELETE FROM collective_instance WHERE ranks > (SELECT COUNT(*) FROM collective_participation p "
+      "WHERE p.job_id = collective_instance.job_id AND p.instance_id = collective_instance.instance_id)");
+  db.exec(
+      "DELETE FROM collective_participation WHERE NOT EXISTS (SELECT 1 FROM collective_instance i "
+      "WHERE i.job_id = collective_participation.job_id AND i.instance_id = collective_participation.instance_id)");
   tx.commit();
 }
 

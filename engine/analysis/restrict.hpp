@@ -12,8 +12,10 @@ namespace proflint {
 
 // For each trace with a recorded range: deletes GPU work, API calls, sync events and ops outside
 // the selected iterations, host ranges, flows, memory samples and counters outside the span of the
-// selected iteration windows, and narrows trace.start_ns/end_ns to that span. Iterations, the
-// breakdown and import issues are kept. No-op for unrestricted traces.
+// selected iteration windows, and narrows trace.start_ns/end_ns to that span; a collective
+// instance is dropped (with all its ranks' participation) when any participant's iteration is
+// outside its trace's selection. Iterations, the breakdown and import issues are kept. No-op for
+// unrestricted traces.
 void restrict_to_aggregation_range(Store& store);
 
 }  // namespace proflint

@@ -83,8 +83,20 @@ std::string threshold_value(double v, const std::string& unit) {
 
 std::string below_text(const BelowThreshold& b) {
   std::string unit = b.unit.starts_with("share") && b.unit.size() > 5 ? " (" + b.unit + ")" : "";
-  return fmt::format("{}: {} {}, threshold {}{}", b.id, b.measured, threshold_value(b.value, b.unit),
-                     threshold_value(b.threshold, b.unit), unit);
+  std::string text = fmt::format("{}: {} {}, threshold {}{}", b.id, b.measured, threshold_value(b.value, b.unit),
+                                 threshold_value(b.threshold, b.unit), unit);
+  if (b.instances.size() > 1) {
+    // One check on several ranks/GPUs of one job: the largest value is shown, the spread named.
+    double low = b.instances[0].value;
+    std::string largest;
+    for (const auto& i : b.instances) {
+      low = std::min(low, i.value);
+      if (i.value == b.value && largest.empty()) largest = i.label;
+    }
+    text += fmt::format("; the largest of {} instances is on {}, the smallest {}", b.instances.size(), largest,
+                        threshold_value(low, b.unit));
+  }
+  return text;
 }
 
 std::string below_scope(const BelowThreshold& b, const AnalysisResult& r) {
@@ -113,6 +125,11 @@ json below_json(const BelowThreshold& b) {
   j["scope"] = scope_json(b.scope);
   j["source"] = b.source;
   if (!b.detail.empty()) j["detail"] = b.detail;
+  if (!b.instances.empty()) {
+    json inst = json::array();
+    for (const auto& i : b.instances) inst.push_back({{"label", i.label}, {"value", i.value}, {"scope", scope_json(i.scope)}});
+    j["instances"] = inst;
+  }
   return j;
 }
 

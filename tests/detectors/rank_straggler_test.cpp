@@ -10,6 +10,7 @@
 #include <fstream>
 #include <set>
 
+#include "engine/analysis/restrict.hpp"
 #include "tests/support/analysis.hpp"
 #include "tests/support/job_tables.hpp"
 #include "tests/support/realdata.hpp"
@@ -304,4 +305,32 @@ TEST(RankStraggler, AAOneOutlierStepIsNotAStraggler) {
     EXPECT_NE(below[0].measured.find("1 of them above the threshold"), std::string::npos) << below[0].measured;
     EXPECT_NE(below[0].measured.find(truth["outlier_step"].get<std::string>()), std::string::npos) << below[0].measured;
   }
+}
+
+// --iter-start/--iter-stop cut the job tables like the fact tables: with iterations 1-3 of the
+// 6-step dataloader job, the collectives left are those of 3 steps on every rank (2 all-reduces a
+// step, docs/fixtures.md), each with all 4 ranks, and the straggler is judged on 3 steps.
+TEST(RankStragglerEndToEnd, IterationRangeCutsTheCollectives) {
+  std::vector<std::string> paths;
+  for (int r = 0; r < 4; ++r) paths.push_back(fixture_path("jobs/ddp4_dataloader_r2/rank" + std::to_string(r) + ".json.gz").string());
+  LoadOptions lo;
+  lo.derive.iter_start = 1;
+  lo.derive.iter_stop = 3;
+  Store store = load_inputs(paths, lo);
+  restrict_to_aggregation_range(store);
+  auto count = [&](const char* sql) {
+    SQLite::Statement q(store.db(), sql);
+    return q.executeStep() ? q.getColumn(0).getInt64() : -1;
+  };
+  EXPECT_EQ(count("SELECT COUNT(*) FROM collective_instance i JOIN job j USING (job_id) WHERE j.ranks_present = 4"), 6);
+  EXPECT_EQ(count("SELECT COUNT(*) FROM collective_participation WHERE iteration NOT BETWEEN 1 AND 3 OR iteration IS NULL"), 0);
+  EXPECT_EQ(count("SELECT COUNT(*) FROM collective_instance i WHERE ranks != (SELECT COUNT(*) FROM collective_participation p "
+                  "WHERE p.job_id = i.job_id AND p.instance_id = i.instance_id)"),
+            0);
+  AnalysisOptions ao;
+  ao.only = {kId};
+  auto f = findings_of(run_analysis(store, ao), kId);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].evidence["steps"], 3);
+  EXPECT_EQ(f[0].evidence["straggler_rank"], 2);
 }

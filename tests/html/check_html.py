@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""tests/html/check_html.py — the HTML report in a real browser (headless Chromium).
+"""tests/html/check_html.py — the HTML report in real browsers (headless Chromium and Firefox).
 
 For each case, proflint writes the report; Chromium opens it from disk with `#pf-selftest`, which
 makes the page (engine/report/html/report.js) click every finding, measure every chart and write
-what it saw into the DOM; `--dump-dom` hands that back. The expectations are computed here from
+what it saw into the DOM; Chromium's `--dump-dom` hands that back, and Firefox (ESR) gives it over
+WebDriver BiDi (tests/html/bidi.py). The expectations are computed here from
 the data block embedded in the same file, so a page that drops a series, draws an empty canvas or
 highlights the wrong window fails:
   - no script error, no Content-Security-Policy violation, no resource fetched (no network);
@@ -12,8 +13,10 @@ highlights the wrong window fails:
     draws the evidence band and outlines every evidence event that window holds;
   - tables hold every row of the data; the timeline canvas is painted.
 
-Usage: check_html.py --proflint BUILD/proflint [--source-dir DIR] [--realdata DIR] [--keep DIR]
-Exit 77 (ctest SKIP_RETURN_CODE) when no Chromium is installed: scripts/setup.sh installs it.
+Usage: check_html.py --proflint BUILD/proflint [--browser all|chromium|firefox] [--source-dir DIR]
+                     [--realdata DIR] [--keep DIR]
+Every case runs in each browser found (a missing one is named as skipped); exit 77 (ctest
+SKIP_RETURN_CODE) when neither is installed: scripts/setup.sh installs both.
 """
 import argparse
 import html
@@ -25,6 +28,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bidi  # noqa: E402
 
 CATEGORIES = ["kernel_tc", "kernel_other", "communication", "memcpy", "memset", "runtime", "dataloader", "cpu", "idle"]
 
@@ -87,6 +93,13 @@ def expected_analysis_charts(data):
         charts["steps-ranks"] = len(with_iters)
         charts["waits-ranks"] = len(with_iters)
     return charts
+
+
+def run_firefox(ff, path):
+    ff.log.clear()
+    ff.navigate("file://" + os.path.abspath(path) + "#pf-selftest")
+    text = ff.wait_for("(document.getElementById('pf-selftest') || {}).textContent || ''", timeout=60)
+    return json.loads(text), ff.console_errors()
 
 
 def check_case(name, page_path, result, console, failures):
@@ -158,12 +171,16 @@ def main():
     ap.add_argument("--source-dir", default=os.path.join(os.path.dirname(__file__), "..", ".."))
     ap.add_argument("--realdata", default=None)
     ap.add_argument("--keep", default=None, help="folder to keep the HTML files in")
+    ap.add_argument("--browser", default="all", choices=["all", "chromium", "firefox"])
     args = ap.parse_args()
     src = os.path.abspath(args.source_dir)
-    chromium = find_chromium()
-    if not chromium:
-        print("SKIPPED: no Chromium found (scripts/setup.sh installs Debian's `chromium`); the HTML report was not "
-              "checked in a browser")
+    chromium = find_chromium() if args.browser in ("all", "chromium") else None
+    firefox = bidi.find_firefox() if args.browser in ("all", "firefox") else None
+    for name, path, package in (("Chromium", chromium, "chromium"), ("Firefox", firefox, "firefox-esr")):
+        if not path and args.browser in ("all", package.split("-")[0]):
+            print("SKIPPED (visible): no %s found (scripts/setup.sh installs Debian's `%s`)" % (name, package))
+    if not chromium and not firefox:
+        print("SKIPPED: no browser found; the HTML report was not checked in a browser")
         return 77
     realdata = args.realdata or os.path.join(src, "..", "shared", "realdata")
     fx = lambda p: os.path.join(src, "fixtures", p)
@@ -189,7 +206,13 @@ def main():
     work = tempfile.mkdtemp(prefix="proflint-html-")
     out_dir = args.keep or work
     os.makedirs(out_dir, exist_ok=True)
+    ff = None
     try:
+        if firefox:
+            try:
+                ff = bidi.Firefox(firefox, os.path.join(work, "profile-firefox"))
+            except (AssertionError, OSError) as e:
+                failures.append("firefox: %s" % e)
         for name, cmd in cases:
             page = os.path.join(out_dir, name + ".html")
             t0 = time.time()
@@ -198,21 +221,31 @@ def main():
             if proc.returncode not in (0, 1) or not os.path.exists(page):
                 failures.append("%s: proflint exited %d: %s" % (name, proc.returncode, proc.stderr[-500:]))
                 continue
-            t1 = time.time()
-            try:
-                result, console = run_browser(chromium, page, os.path.join(work, "profile-" + name))
-                outlined_total += check_case(name, page, result, console, failures)
-            except (AssertionError, subprocess.TimeoutExpired, json.JSONDecodeError) as e:
-                failures.append("%s: %s" % (name, e))
-                continue
-            draws = (result.get("timeline") or {}).get("draws", [])
-            slowest = max(draws, key=lambda d: d["ms"]) if draws else None
-            print("ok %-32s %8.1f KiB  proflint %.1f s, browser %.1f s%s" % (
-                name, os.path.getsize(page) / 1024, t1 - t0, time.time() - t1,
-                ", timeline redraw %.1f ms for %d events" % (slowest["ms"], slowest["events"]) if slowest else ""))
+            t_proflint = time.time() - t0
+            runners = []
+            if chromium:
+                runners.append(("chromium", lambda: run_browser(chromium, page, os.path.join(work, "profile-" + name))))
+            if ff:
+                runners.append(("firefox", lambda: run_firefox(ff, page)))
+            for browser, run in runners:
+                t1 = time.time()
+                label = "%s [%s]" % (name, browser)
+                try:
+                    result, console = run()
+                    outlined_total += check_case(label, page, result, console, failures)
+                except (AssertionError, subprocess.TimeoutExpired, json.JSONDecodeError, OSError) as e:
+                    failures.append("%s: %s" % (label, e))
+                    continue
+                draws = (result.get("timeline") or {}).get("draws", [])
+                slowest = max(draws, key=lambda d: d["ms"]) if draws else None
+                print("ok %-42s %8.1f KiB  proflint %.1f s, browser %.1f s%s" % (
+                    label, os.path.getsize(page) / 1024, t_proflint, time.time() - t1,
+                    ", timeline redraw %.1f ms for %d events" % (slowest["ms"], slowest["events"]) if slowest else ""))
         if outlined_total == 0:
             failures.append("no case outlined any evidence event in the timeline")
     finally:
+        if ff:
+            ff.__exit__(None, None, None)
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     for f in failures:

@@ -183,3 +183,55 @@ TEST(JobMerge, JsonKeepsEveryInstanceAndTextListsTheGpus) {
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0]["properties"]["instances"].size(), 2u);
 }
+
+namespace {
+
+BelowThreshold below_on(int64_t trace, int64_t device, double value, const std::string& id = "communication-bound") {
+  BelowThreshold b;
+  b.id = id;
+  b.measured = "communication transfer time not overlapped by compute";
+  b.value = value;
+  b.threshold = 0.10;
+  b.unit = "share of the GPU's window";
+  b.scope.trace_id = trace;
+  b.scope.device_id = device;
+  return b;
+}
+
+}  // namespace
+
+// The same check under its threshold on the 4 ranks of one job is one entry (an 8-rank job listed
+// communication-bound 8 times); the largest value speaks for the job, the others are instances.
+// A trace outside the job and another check are left alone.
+TEST(JobMerge, BelowThresholdOnEveryRankOfOneJobIsOneEntry) {
+  JobMap jobs;
+  for (int64_t t = 1; t <= 4; ++t) {
+    jobs.job_of_trace[t] = 1;
+    jobs.trace_label[t] = "rank " + std::to_string(t - 1);
+  }
+  std::vector<Finding> none;
+  std::vector<BelowThreshold> below = {below_on(1, 0, 0.0152), below_on(2, 1, 0.0153), below_on(3, 2, 0.0151),
+                                       below_on(4, 3, 0.0152), below_on(5, 0, 0.02), below_on(1, 0, 0.3, "memcpy-bound")};
+  rank_findings(none, {{1, 1000}, {2, 1000}, {3, 1000}, {4, 1000}, {5, 1000}}, {}, &below, &jobs);
+  ASSERT_EQ(below.size(), 3u);
+  const BelowThreshold& merged = below[0];
+  EXPECT_EQ(merged.id, "communication-bound");
+  EXPECT_DOUBLE_EQ(merged.value, 0.0153);
+  EXPECT_EQ(merged.scope.trace_id.value_or(-1), 2);
+  ASSERT_EQ(merged.instances.size(), 4u);
+  EXPECT_EQ(merged.instances[1].label, "rank 1 (GPU 1)");
+  EXPECT_DOUBLE_EQ(merged.instances[2].value, 0.0151);
+  EXPECT_EQ(below[1].scope.trace_id.value_or(-1), 5);  // not a rank of the job: its own entry
+  EXPECT_TRUE(below[1].instances.empty());
+  EXPECT_EQ(below[2].id, "memcpy-bound");
+  AnalysisResult r;
+  r.below_threshold = below;
+  std::string text;  // the text wrapped at 80 columns, joined back into one line
+  for (char c : render_findings_text(r, /*color=*/false))
+    if (c == '\n' || c == ' ') {
+      if (!text.empty() && text.back() != ' ') text += ' ';
+    } else {
+      text += c;
+    }
+  EXPECT_NE(text.find("the largest of 4 instances is on rank 1 (GPU 1), the smallest 1.51%"), std::string::npos) << text;
+}
