@@ -13,8 +13,8 @@
 
 #include "engine/analysis/detector.hpp"
 #include "engine/analysis/idle_claims.hpp"
-#include "engine/derive/intervals.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
+#include "engine/common/intervals.hpp"
 
 namespace proflint {
 
@@ -141,9 +141,7 @@ class AllocationChurn final : public Detector {
     for (const auto& [name, cn] : names)
       parts += fmt::format("{}{} {} ({})", parts.empty() ? "" : ", ", cn.first, name, format_ns(cn.second));
     const double base = static_cast<double>(s->steady_wall_ns);
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
+    Finding f = make_finding(FindingScope::of_trace(trace_id).of_rank(s->rank));
     f.problem = fmt::format(
         "{} allocation and release calls after start-up keep the host busy {} ({} of the {}): {}. The longest is "
         "one {} of {}.{} For {} of that time no GPU work was running: the GPU waited on the allocator.",
@@ -191,8 +189,6 @@ class AllocationChurn final : public Detector {
     f.evidence["by_name"] = bn;
     f.evidence["longest_api_call_id"] = longest_id;
     if (!where.empty()) f.evidence["enclosing_range"] = where;
-    f.scope.trace_id = trace_id;
-    f.scope.rank = s->rank;
     sink.report(std::move(f));
   }
 

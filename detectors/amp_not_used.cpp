@@ -12,7 +12,7 @@
 #include <tuple>
 
 #include "engine/analysis/detector.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
 
 namespace proflint {
 
@@ -334,11 +334,11 @@ class AmpNotUsed final : public Detector {
         kernel_text += fmt::format("{}{} ×{} {}", i ? ", " : "", short_kernel(kernels[i].name), kernels[i].count,
                                    format_ns(kernels[i].ns));
 
-      Finding f;
+      Finding f = make_finding(FindingScope::of_trace(trace_id)
+                                   .on_device(dev.device_id)
+                                   .over_iterations_seen(first_iter.value_or(-1), last_iter.value_or(-1)));
       f.min_savings_ns = min_savings_ns_;
       f.min_wall_share = min_wall_share_;
-      f.id = std::string(id());
-      f.title = std::string(title());
       bool xmma_ffma = std::any_of(kernels.begin(), kernels.end(), [](const KernelAgg& k) {
         return k.name.find("xmma") != std::string::npos && k.name.find("ffma") != std::string::npos;
       });
@@ -417,12 +417,6 @@ class AmpNotUsed final : public Detector {
       }
       f.evidence["top_kernels"] = std::move(top_kernels);
       f.evidence["example_kernel_ids"] = examples;
-      f.scope.trace_id = trace_id;
-      f.scope.device_id = dev.device_id;
-      if (first_iter && *first_iter >= 0) {
-        f.scope.iter_first = *first_iter;
-        f.scope.iter_last = *last_iter;
-      }
       sink.report(std::move(f));
     }
   }

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "engine/analysis/detector.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
 
 namespace proflint {
 
@@ -271,10 +271,9 @@ class BadIterationRange final : public Detector {
           "before excluding them.";
     while (!rec.empty() && rec.back() == ' ') rec.pop_back();
 
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
-    f.diagnostic = true;
+    Finding f = make_diagnostic(FindingScope::of_trace(trace_id)
+                                    .of_rank(summary->rank)
+                                    .over_iterations(iters.front().ordinal, iters.back().ordinal));
     f.problem = std::move(problem);
     f.recommendation = std::move(rec);
     f.estimated_savings_ns = 0;
@@ -303,10 +302,6 @@ class BadIterationRange final : public Detector {
       f.evidence["stable_mean_ns"] = mean_stable;
     }
     for (auto& [k, v] : why_json.items()) f.evidence[k] = v;
-    f.scope.trace_id = trace_id;
-    f.scope.rank = summary->rank;
-    f.scope.iter_first = iters.front().ordinal;
-    f.scope.iter_last = iters.back().ordinal;
     sink.report(std::move(f));
   }
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "engine/analysis/detector.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
 
 namespace proflint {
 
@@ -276,9 +276,8 @@ class BatchSize final : public Detector {
         " If the batch cannot change, cut the per-step host cost instead: `torch.compile(model)` or CUDA graphs "
         "(`mode=\"reduce-overhead\"`).";
 
-    Finding f;
-    f.id = std::string(id());
-    f.title = "Batch is too small for the GPU";
+    Finding f = make_finding("Batch is too small for the GPU",
+                             FindingScope::of_trace(trace_id).on_device(d.device_id).of_rank(s->rank));
     f.problem = std::move(problem);
     f.recommendation = std::move(rec);
     // Same samples at batch ×k: host time per step stays, GPU time grows k-fold, so the time per
@@ -303,9 +302,6 @@ class BatchSize final : public Detector {
       f.evidence["batch_op"] = batch->op;
       f.evidence["batch_op_id"] = batch->op_id;
     }
-    f.scope.trace_id = trace_id;
-    f.scope.device_id = d.device_id;
-    f.scope.rank = s->rank;
     sink.report(std::move(f));
   }
 
@@ -385,9 +381,8 @@ class BatchSize final : public Detector {
               "steps and call `optimizer.step()` every 2nd step) so the effective batch stays the same."
             : ", or lower the batch.";
 
-    Finding f;
-    f.id = std::string(id());
-    f.title = "GPU memory is at the limit";
+    Finding f = make_finding("GPU memory is at the limit",
+                             FindingScope::of_trace(trace_id).on_device(m.device_id).of_rank(s->rank));
     f.problem = std::move(problem);
     f.recommendation = std::move(rec);
     f.estimated_savings_ns = alloc_ns;
@@ -408,9 +403,6 @@ class BatchSize final : public Detector {
       f.evidence["batch"] = batch->batch;
       f.evidence["batch_op"] = batch->op;
     }
-    f.scope.trace_id = trace_id;
-    f.scope.device_id = m.device_id;
-    f.scope.rank = s->rank;
     sink.report(std::move(f));
   }
 

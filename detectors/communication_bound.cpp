@@ -10,8 +10,8 @@
 #include <map>
 
 #include "engine/analysis/detector.hpp"
-#include "engine/derive/intervals.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
+#include "engine/common/intervals.hpp"
 
 namespace proflint {
 
@@ -408,9 +408,10 @@ class CommunicationBound final : public Detector {
     const double kernel_share =
         ds.kernel_time_ns > 0 ? static_cast<double>(comm_sum) / static_cast<double>(ds.kernel_time_ns) : 0.0;
 
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
+    Finding f = make_finding(FindingScope::of_trace(summary.trace_id)
+                                 .on_device(ds.device_id)
+                                 .of_rank(summary.rank)
+                                 .over_iterations_seen(0, iterations - 1));
     if (peers.present)
       f.problem = fmt::format(
           "Collective communication kernels ran {} on GPU {} ({} of its kernel time); {} of that was waiting for the job's "
@@ -597,13 +598,6 @@ class CommunicationBound final : public Detector {
       tk.push_back(fmt::format("{} ×{} ({})", top[i].first, top[i].second.first, format_ns(top[i].second.second)));
     f.evidence["top_kernels"] = tk;
     f.evidence["example_kernel_id"] = list.front()->id;
-    f.scope.trace_id = summary.trace_id;
-    f.scope.device_id = ds.device_id;
-    if (summary.rank) f.scope.rank = *summary.rank;
-    if (iterations > 0) {
-      f.scope.iter_first = 0;
-      f.scope.iter_last = iterations - 1;
-    }
     sink.report(std::move(f));
   }
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "engine/analysis/detector.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
 
 namespace proflint {
 
@@ -205,9 +205,8 @@ class CudnnBenchmarkOff final : public Detector {
     std::string api_list;
     for (const auto& a : cold_apis) api_list += (api_list.empty() ? "" : ", ") + a;
 
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
+    Finding f = make_finding(FindingScope::of_trace(trace_id).on_device(
+        summary->devices.size() == 1 ? std::optional<int64_t>(summary->devices.front().device_id) : std::nullopt));
     if (cold_start) {
       f.problem = fmt::format(
           "Convolutions take {} ({} of kernel time, {} cuDNN kernels), and the trace contains the process's first "
@@ -253,8 +252,6 @@ class CudnnBenchmarkOff final : public Detector {
     f.evidence["distinct_conv_shapes"] = static_cast<int64_t>(all_shapes.size());
     f.evidence["signal"] =
         cold_start ? "first convolutions captured without algorithm search" : "generic kernels only (unverified)";
-    f.scope.trace_id = trace_id;
-    if (summary->devices.size() == 1) f.scope.device_id = summary->devices.front().device_id;
     sink.report(std::move(f));
   }
 

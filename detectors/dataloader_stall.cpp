@@ -14,8 +14,8 @@
 #include "engine/analysis/dataloader_ranges.hpp"
 #include "engine/analysis/detector.hpp"
 #include "engine/analysis/idle_claims.hpp"
-#include "engine/derive/intervals.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
+#include "engine/common/intervals.hpp"
 
 namespace proflint {
 
@@ -358,9 +358,7 @@ class DataloaderStall final : public Detector {
       }
     }
 
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
+    Finding f = make_finding(FindingScope::of_trace(trace_id).on_device(device).over_iterations_seen(first, last));
     std::string where;
     if (have_steps && first >= 0) {
       where = fmt::format("in {} of {} steps ({})", affected, steps.size(), range_label(iters, first, last));
@@ -480,12 +478,6 @@ class DataloaderStall final : public Detector {
         names.push_back({{"name", name}, {"count", v.first}, {"host_time_ns", v.second}});
       f.evidence["annotations"] = names;
       f.evidence["example_range_id"] = example;
-    }
-    f.scope.trace_id = trace_id;
-    f.scope.device_id = device;
-    if (first >= 0) {
-      f.scope.iter_first = first;
-      f.scope.iter_last = last;
     }
     sink.report(std::move(f));
   }

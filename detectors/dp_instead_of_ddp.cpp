@@ -10,8 +10,8 @@
 #include <set>
 
 #include "engine/analysis/detector.hpp"
-#include "engine/derive/intervals.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
+#include "engine/common/intervals.hpp"
 
 namespace proflint {
 
@@ -159,9 +159,7 @@ class DpInsteadOfDdp final : public Detector {
       for (const auto& d : summary->devices) devices_text += fmt::format("{}GPU {}", devices_text.empty() ? "" : ", ", d.device_id);
     }
 
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
+    Finding f = make_finding(FindingScope::of_trace(trace_id).over_iterations_seen(0, summary->iterations.count - 1));
     if (multi_device_process)
       f.problem = fmt::format(
           "One process (pid {}) launches the GPU work of {} devices ({} of GPU time) from {} thread(s), and the trace shows "
@@ -205,11 +203,6 @@ class DpInsteadOfDdp final : public Detector {
     f.evidence["machinery_ns"] = machinery_ns;
     f.evidence["busiest_device"] = busiest_device;
     f.evidence["busiest_idle_ns"] = idle_busiest;
-    f.scope.trace_id = trace_id;
-    if (summary->iterations.count > 0) {
-      f.scope.iter_first = 0;
-      f.scope.iter_last = summary->iterations.count - 1;
-    }
     sink.report(std::move(f));
   }
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "engine/analysis/detector.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
 
 namespace proflint {
 
@@ -125,13 +125,10 @@ class EmitNvtxMissing final : public Detector {
           "(`step 12`) so iterations can be found.";
     }
 
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
-    f.diagnostic = true;
+    Finding f = make_diagnostic(FindingScope::of_trace(trace_id).of_rank(s->rank));
     f.problem = std::move(problem);
     f.recommendation = std::move(rec);
-    f.savings_method = "none: a profile diagnostic";
+    f.savings_method = kNoSavingsDiagnostic;
     f.confidence = nvtx == 0 ? 0.9 : 0.7;
     f.evidence["kernels"] = kernels;
     f.evidence["kernel_time_ns"] = kernel_ns;
@@ -139,8 +136,6 @@ class EmitNvtxMissing final : public Detector {
     f.evidence["attributed_kernel_share"] = std::round(coverage * 1000) / 1000;
     f.evidence["ranges_with_kernels"] = ranges_with_kernels;
     f.evidence["pytorch"] = pytorch;
-    f.scope.trace_id = trace_id;
-    f.scope.rank = s->rank;
     sink.report(std::move(f));
   }
 

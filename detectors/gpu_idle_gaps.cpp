@@ -7,6 +7,8 @@
 #include <cctype>
 #include <map>
 #include <optional>
+#include <range/v3/view/enumerate.hpp>
+#include <range/v3/view/take.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -14,8 +16,8 @@
 #include "engine/analysis/dataloader_ranges.hpp"
 #include "engine/analysis/detector.hpp"
 #include "engine/analysis/idle_claims.hpp"
-#include "engine/derive/intervals.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
+#include "engine/common/intervals.hpp"
 
 namespace proflint {
 
@@ -67,7 +69,7 @@ class GpuIdleGaps final : public Detector {
         min_relative_gap_ns_(o.integer("min_relative_gap_ns")),
         min_total_share_(o.number("min_total_share")),
         recoverable_fraction_(o.number("recoverable_fraction")),
-        top_(o.integer("top")) {}
+        top_(std::max<int64_t>(0, o.integer("top"))) {}
 
   std::string_view id() const override { return "gpu-idle-gaps"; }
   std::string_view title() const override { return "Long GPU idle gaps"; }
@@ -149,7 +151,7 @@ class GpuIdleGaps final : public Detector {
         return a.length() > b.length() || (a.length() == b.length() && a.start < b.start);
       });
       std::vector<Gap*> described;
-      for (size_t i = 0; i < kept.size() && static_cast<int64_t>(i) < top_; ++i) described.push_back(&kept[i]);
+      for (Gap& g : kept | ranges::views::take(top_)) described.push_back(&g);
       describe_hosts(facts, trace_id, driving_pids(facts, trace_id, device), described);
       // The idle time counted (the gaps less their DataLoader part), per gap, for the claims.
       std::vector<Interval> pieces;
@@ -402,13 +404,17 @@ class GpuIdleGaps final : public Detector {
             : fmt::format("≥ {} (or ≥ {} inside the steps: {} of the median step)", format_ns(min_gap_ns_),
                           format_ns(relative_threshold), format_percent(iteration_share_));
     std::string largest;
-    for (size_t i = 0; i < kept.size() && static_cast<int64_t>(i) < std::min<int64_t>(top_, 3); ++i)
-      largest += fmt::format("{}{}{} — host: {} [{}]", i ? "; " : "", format_ns(kept[i].length()),
-                             kept[i].iteration ? fmt::format(" in iteration {}", *kept[i].iteration) : std::string(),
-                             kept[i].host, kept[i].cause);
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
+    for (const auto& [i, g] : kept | ranges::views::take(std::min<int64_t>(top_, 3)) | ranges::views::enumerate)
+      largest +=
+          fmt::format("{}{}{} — host: {} [{}]", i ? "; " : "", format_ns(g.length()),
+                      g.iteration ? fmt::format(" in iteration {}", *g.iteration) : std::string(), g.host, g.cause);
+    int64_t first = INT64_MAX, last = -1;
+    for (const auto& g : kept)
+      if (g.iteration) {
+        first = std::min(first, *g.iteration);
+        last = std::max(last, *g.iteration);
+      }
+    Finding f = make_finding(FindingScope::of_trace(trace_id).on_device(device).over_iterations_seen(first, last));
     f.problem = fmt::format(
         "GPU {} ran nothing for {} in {} gaps {} between its first and last work{} ({} of {}; it was busy {} of "
         "its "
@@ -421,7 +427,7 @@ class GpuIdleGaps final : public Detector {
       f.problem += fmt::format(" Not counted: {} gaps ({}) spent in DataLoader fetches, reported by dataloader-stall.",
                                dl_gaps, format_ns(dl_time));
     std::set<std::string> causes;
-    for (size_t i = 0; i < kept.size() && static_cast<int64_t>(i) < top_; ++i) causes.insert(kept[i].cause);
+    for (const Gap& g : kept | ranges::views::take(top_)) causes.insert(g.cause);
     std::string rec =
         "Keep the GPU fed across these gaps. Find the host code that runs in them (the evidence names the "
         "op/annotation "
@@ -451,31 +457,19 @@ class GpuIdleGaps final : public Detector {
     f.evidence["min_gap_ns"] = min_gap_ns_;
     if (relative_threshold != INT64_MAX) f.evidence["relative_gap_ns"] = relative_threshold;
     nlohmann::ordered_json top = nlohmann::ordered_json::array();
-    for (size_t i = 0; i < kept.size() && static_cast<int64_t>(i) < top_; ++i) {
+    for (const Gap& g : kept | ranges::views::take(top_)) {
       nlohmann::ordered_json j;
-      j["start_ns"] = kept[i].start;
-      j["dur_ns"] = kept[i].length();
-      if (kept[i].iteration) j["iteration"] = *kept[i].iteration;
-      j["host"] = kept[i].host;
-      j["cause"] = kept[i].cause;
+      j["start_ns"] = g.start;
+      j["dur_ns"] = g.length();
+      if (g.iteration) j["iteration"] = *g.iteration;
+      j["host"] = g.host;
+      j["cause"] = g.cause;
       top.push_back(j);
     }
     f.evidence["largest_gaps"] = top;
     if (dl_gaps > 0)
       f.evidence["dataloader_gaps"] =
           fmt::format("{} gaps, {} (reported by dataloader-stall)", dl_gaps, format_ns(dl_time));
-    f.scope.trace_id = trace_id;
-    f.scope.device_id = device;
-    int64_t first = INT64_MAX, last = -1;
-    for (const auto& g : kept)
-      if (g.iteration) {
-        first = std::min(first, *g.iteration);
-        last = std::max(last, *g.iteration);
-      }
-    if (last >= 0) {
-      f.scope.iter_first = first;
-      f.scope.iter_last = last;
-    }
     sink.report(std::move(f));
   }
 

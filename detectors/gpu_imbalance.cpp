@@ -11,8 +11,8 @@
 #include <set>
 
 #include "engine/analysis/detector.hpp"
-#include "engine/derive/intervals.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
+#include "engine/common/intervals.hpp"
 
 namespace proflint {
 
@@ -192,9 +192,7 @@ class GpuImbalance final : public Detector {
       others += fmt::format("{}{} {}", others.empty() ? "" : ", ", gpus[i].label, work_text(gpus[i].work));
     if (gpus.size() > 6) others += fmt::format(", … ({} more)", gpus.size() - 6);
 
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
+    Finding f = make_finding(FindingScope::of_trace(top.trace_id).on_device(top.device).of_rank(top.rank));
     f.problem = fmt::format(
         "{} does the most GPU work (compute kernels, copies and memsets; communication excluded): {}; {}. The least loaded GPU "
         "does {} less, and the busiest is {} above the mean. A synchronous step waits for the busiest GPU, so an even split "
@@ -270,9 +268,6 @@ class GpuImbalance final : public Detector {
     f.evidence["per_iteration"] = per_iteration;
     if (per_iteration) f.evidence["kernel_count_spread"] = count_spread;
     f.evidence["gpus"] = table;
-    f.scope.trace_id = top.trace_id;
-    f.scope.device_id = top.device;
-    if (top.rank) f.scope.rank = *top.rank;
     // Across the ranks of one job the busiest rank's excess is the time the others wait for it at
     // the next collective: the same time rank-straggler estimates. Both claim it under one key so
     // ranking counts it once (the smaller claim is subtracted from the lower-ranked finding).
@@ -281,10 +276,7 @@ class GpuImbalance final : public Detector {
       j.bind(1, top.trace_id);
       if (j.executeStep()) f.claims["rank-wait:job" + std::to_string(j.getColumn(0).getInt64())] = f.estimated_savings_ns;
     }
-    if (per_iteration) {
-      f.scope.iter_first = 0;
-      f.scope.iter_last = top.iterations - 1;
-    }
+    if (per_iteration) f.scope = FindingScope(f.scope).over_iterations(0, top.iterations - 1);
     sink.report(std::move(f));
   }
 

@@ -18,8 +18,8 @@
 
 #include "engine/analysis/detector.hpp"
 #include "engine/analysis/idle_claims.hpp"
-#include "engine/derive/intervals.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
+#include "engine/common/intervals.hpp"
 
 namespace proflint {
 
@@ -299,9 +299,7 @@ class GpuUnderutilized final : public Detector {
       if (launch_like) rec += " A larger batch per step also raises utilization when memory allows (see batch-size).";
     }
 
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
+    Finding f = make_finding(FindingScope::of_trace(trace_id).on_device(d.device_id).of_rank(s->rank));
     f.problem = std::move(problem);
     f.recommendation = std::move(rec);
     // Filling the idle kernel time up to the target: target x W - K. Other findings (dataloader-stall,
@@ -353,9 +351,6 @@ class GpuUnderutilized final : public Detector {
       f.evidence["top_api_ns"] = top_api_ns;
       f.evidence["top_api_max_ns"] = top_api_max;
     }
-    f.scope.trace_id = trace_id;
-    f.scope.device_id = d.device_id;
-    f.scope.rank = s->rank;
     sink.report(std::move(f));
   }
 

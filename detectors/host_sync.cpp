@@ -15,8 +15,8 @@
 #include "engine/analysis/dataloader_ranges.hpp"
 #include "engine/analysis/detector.hpp"
 #include "engine/analysis/idle_claims.hpp"
-#include "engine/derive/intervals.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
+#include "engine/common/intervals.hpp"
 
 namespace proflint {
 
@@ -405,9 +405,13 @@ class HostSync final : public Detector {
           fmt::format("{}{}: {}{}, host blocked {}, GPU idle after them {} ({})", parts.empty() ? "" : "; ", what.at(c),
                       g.count, per_iter(g.count), format_ns(g.blocked), format_ns(g.idle), top_sites(g, 2));
     }
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
+    int64_t first = INT64_MAX, last = -1;
+    for (const Sync* s : avoidable)
+      if (s->iteration) {
+        first = std::min(first, *s->iteration);
+        last = std::max(last, *s->iteration);
+      }
+    Finding f = make_finding(FindingScope::of_trace(trace_id).over_iterations_seen(first, last));
     std::string steps =
         n_iter > 0 ? fmt::format(" (excess syncs in {} of {} steps)", iters_with_excess, n_iter) : std::string();
     f.problem = fmt::format(
@@ -484,17 +488,6 @@ class HostSync final : public Detector {
     if (warmup_library > 0)
       f.evidence["warmup_library_syncs"] =
           fmt::format("{} in too few steps to be a per-step cost (e.g. cuDNN autotuning), ignored", warmup_library);
-    f.scope.trace_id = trace_id;
-    int64_t first = INT64_MAX, last = -1;
-    for (const Sync* s : avoidable)
-      if (s->iteration) {
-        first = std::min(first, *s->iteration);
-        last = std::max(last, *s->iteration);
-      }
-    if (last >= 0) {
-      f.scope.iter_first = first;
-      f.scope.iter_last = last;
-    }
     sink.report(std::move(f));
   }
 

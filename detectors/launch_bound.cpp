@@ -9,7 +9,7 @@
 
 #include "engine/analysis/detector.hpp"
 #include "engine/analysis/idle_claims.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
 
 namespace proflint {
 
@@ -140,9 +140,8 @@ class LaunchBound final : public Detector {
                                             : std::max<int64_t>(0, dev.window_ns - dev.gpu_busy_ns);
       auto savings = static_cast<int64_t>(recoverable_ * static_cast<double>(std::min(late_idle_ns, gpu_idle)));
 
-      Finding f;
-      f.id = std::string(id());
-      f.title = std::string(title());
+      Finding f = make_finding(
+          FindingScope::of_trace(trace_id).on_device(dev.device_id).over_iterations_seen(first_iter, last_iter));
       f.problem = fmt::format(
           "GPU {} is busy only {} of the time: {} of its {} kernels ({}) are shorter than their own launch call "
           "(launch "
@@ -195,12 +194,6 @@ class LaunchBound final : public Detector {
       f.evidence["median_queue_depth"] = median_depth;
       f.evidence["gpu_utilization"] = dev.gpu_utilization;
       f.evidence["example_kernel_id"] = example;
-      f.scope.trace_id = trace_id;
-      f.scope.device_id = dev.device_id;
-      if (first_iter >= 0) {
-        f.scope.iter_first = first_iter;
-        f.scope.iter_last = last_iter;
-      }
       sink.report(std::move(f));
     }
   }

@@ -9,8 +9,8 @@
 #include <map>
 
 #include "engine/analysis/detector.hpp"
-#include "engine/derive/intervals.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
+#include "engine/common/intervals.hpp"
 
 namespace proflint {
 
@@ -175,9 +175,10 @@ class MemcpyBound final : public Detector {
       if (d->time > 0 && d->bytes > 0) parts += fmt::format(" at {:.1f} GB/s", static_cast<double>(d->bytes) / static_cast<double>(d->time));
     }
 
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
+    Finding f = make_finding(FindingScope::of_trace(summary.trace_id)
+                                 .on_device(ds.device_id)
+                                 .of_rank(summary.rank)
+                                 .over_iterations_seen(0, iterations - 1));
     f.problem = fmt::format(
         "GPU {} spent {} of the {} window ({}, and {} of its busy time) copying memory with no kernel running; kernels ran "
         "during only {} of its copy time. {}.",
@@ -307,13 +308,6 @@ class MemcpyBound final : public Detector {
     if (iterations > 0) f.evidence["bytes_per_iteration"] = top.bytes / iterations;
     f.evidence["top_ops"] = top_ops;
     f.evidence["example_memcpy_id"] = top.example;
-    f.scope.trace_id = summary.trace_id;
-    f.scope.device_id = ds.device_id;
-    if (summary.rank) f.scope.rank = *summary.rank;
-    if (iterations > 0) {
-      f.scope.iter_first = 0;
-      f.scope.iter_last = iterations - 1;
-    }
     sink.report(std::move(f));
   }
 

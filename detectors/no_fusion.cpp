@@ -8,10 +8,15 @@
 #include <cctype>
 #include <cstring>
 #include <map>
+#include <range/v3/iterator/operations.hpp>
+#include <range/v3/range/operations.hpp>
+#include <range/v3/view/chunk_by.hpp>
+#include <range/v3/view/enumerate.hpp>
+#include <range/v3/view/take.hpp>
 #include <set>
 
 #include "engine/analysis/detector.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
 
 namespace proflint {
 
@@ -95,37 +100,31 @@ class NoFusion final : public Detector {
       std::vector<std::vector<int64_t>> run_ops;  // per run, the op id of each kernel
       std::map<int64_t, int64_t> kernels_by_op;  // op id -> kernels in runs
       int64_t run_kernels = 0, run_kernel_ns = 0, runs = 0, longest = 0, first_iter = -1, last_iter = -1, example = -1;
-      size_t i = 0;
-      while (i < ks.size()) {
-        if (!ks[i].small) {
-          ++i;
-          continue;
+      const auto same_run = [this](const K& a, const K& b) {
+        return a.small && b.small && b.stream == a.stream && b.start - (a.start + a.dur) <= max_gap_ns_;
+      };
+      for (auto run : ks | ranges::views::chunk_by(same_run)) {
+        const K& head = ranges::front(run);
+        const K& tail = ranges::back(run);
+        const auto n = static_cast<int64_t>(ranges::distance(run));
+        if (!head.small || n < min_run_) continue;
+        ++runs;
+        if (n > longest) {
+          longest = n;
+          example = head.id;
         }
-        size_t j = i + 1;
-        while (j < ks.size() && ks[j].small && ks[j].stream == ks[i].stream &&
-               ks[j].start - (ks[j - 1].start + ks[j - 1].dur) <= max_gap_ns_)
-          ++j;
-        auto n = static_cast<int64_t>(j - i);
-        if (n >= min_run_) {
-          ++runs;
-          if (n > longest) {
-            longest = n;
-            example = ks[i].id;
-          }
-          spans.push_back({ks[i].start, ks[j - 1].start + ks[j - 1].dur});
-          run_ops.emplace_back();
-          for (size_t k = i; k < j; ++k) {
-            run_kernels += 1;
-            run_kernel_ns += ks[k].dur;
-            kernels_by_op[ks[k].op] += 1;
-            run_ops.back().push_back(ks[k].op);
-            if (ks[k].iteration >= 0) {
-              first_iter = first_iter < 0 ? ks[k].iteration : std::min(first_iter, ks[k].iteration);
-              last_iter = std::max(last_iter, ks[k].iteration);
-            }
+        spans.push_back({head.start, tail.start + tail.dur});
+        run_ops.emplace_back();
+        for (const K& k : run) {
+          run_kernels += 1;
+          run_kernel_ns += k.dur;
+          kernels_by_op[k.op] += 1;
+          run_ops.back().push_back(k.op);
+          if (k.iteration >= 0) {
+            first_iter = first_iter < 0 ? k.iteration : std::min(first_iter, k.iteration);
+            last_iter = std::max(last_iter, k.iteration);
           }
         }
-        i = j;
       }
       int64_t span_ns = union_length(spans);
       double wall_share = static_cast<double>(span_ns) / static_cast<double>(dev.window_ns);
@@ -170,13 +169,12 @@ class NoFusion final : public Detector {
       }
       std::stable_sort(ops.begin(), ops.end(), [](const OpAgg& a, const OpAgg& b) { return a.kernels > b.kernels; });
       std::string op_text;
-      for (size_t k = 0; k < ops.size() && k < top_; ++k)
-        op_text += fmt::format("{}{} ({}) ×{}", k ? ", " : "", ops[k].name, ops[k].pass, ops[k].kernels);
+      for (const auto& [k, op] : ops | ranges::views::take(top_) | ranges::views::enumerate)
+        op_text += fmt::format("{}{} ({}) ×{}", k ? ", " : "", op.name, op.pass, op.kernels);
       bool optimizer = optimizer_kernels * 2 >= run_kernels;
 
-      Finding f;
-      f.id = std::string(id());
-      f.title = std::string(title());
+      Finding f = make_finding(
+          FindingScope::of_trace(trace_id).on_device(dev.device_id).over_iterations_seen(first_iter, last_iter));
       f.problem = fmt::format(
           "On GPU {}, {} runs of at least {} back-to-back elementwise/reduction kernels shorter than {} (longest run "
           "{} kernels) "
@@ -240,16 +238,16 @@ class NoFusion final : public Detector {
       f.evidence["kernel_time_ns"] = dev.kernel_time_ns;
       f.evidence["optimizer_kernels"] = optimizer_kernels;
       auto top = nlohmann::ordered_json::array();
-      for (size_t k = 0; k < ops.size() && k < top_; ++k) {
+      for (const OpAgg& op : ops | ranges::views::take(top_)) {
         nlohmann::ordered_json o;
-        o["op"] = ops[k].name;
-        o["pass"] = ops[k].pass;
-        o["kernels"] = ops[k].kernels;
+        o["op"] = op.name;
+        o["pass"] = op.pass;
+        o["kernels"] = op.kernels;
         top.push_back(std::move(o));
       }
       f.evidence["top_ops"] = std::move(top);
       f.evidence["example_kernel_id"] = example;
-      report_on(std::move(f), trace_id, dev.device_id, first_iter, last_iter, sink);
+      sink.report(std::move(f));
     }
   }
 
@@ -312,12 +310,11 @@ class NoFusion final : public Detector {
       return std::string(n);
     };
     std::string names;
-    for (size_t k = 0; k < unfused.size() && k < 3; ++k)
-      names += fmt::format("{}`{}` ({}, ×{})", k ? "; " : "", readable(unfused[k].name), format_ns(unfused[k].ns),
-                           unfused[k].count);
-    Finding f;
-    f.id = std::string(id());
-    f.title = "Unfused elementwise kernels dominate the GPU time";
+    for (const auto& [k, u] : unfused | ranges::views::take(3) | ranges::views::enumerate)
+      names += fmt::format("{}`{}` ({}, ×{})", k ? "; " : "", readable(u.name), format_ns(u.ns), u.count);
+    Finding f = make_finding(
+        "Unfused elementwise kernels dominate the GPU time",
+        FindingScope::of_trace(trace_id).on_device(dev.device_id).over_iterations_seen(first_iter, last_iter));
     f.problem = fmt::format(
         "On GPU {}, {} unfused elementwise kernels take {} of the {} kernel time ({}), more than the "
         "GEMM, convolution and attention kernels together ({}). Each one streams its tensors through device memory "
@@ -343,22 +340,10 @@ class NoFusion final : public Detector {
     f.evidence["matmul_kernel_time_ns"] = matmul_ns;
     f.evidence["kernel_time_ns"] = dev.kernel_time_ns;
     auto top = nlohmann::ordered_json::array();
-    for (size_t k = 0; k < unfused.size() && k < top_; ++k)
-      top.push_back({{"kernel", unfused[k].name}, {"time_ns", unfused[k].ns}, {"count", unfused[k].count}});
+    for (const Named& u : unfused | ranges::views::take(top_))
+      top.push_back({{"kernel", u.name}, {"time_ns", u.ns}, {"count", u.count}});
     f.evidence["top_kernels"] = std::move(top);
     f.evidence["example_kernel_id"] = unfused.front().example;
-    report_on(std::move(f), trace_id, dev.device_id, first_iter, last_iter, sink);
-  }
-
-  // Scope (the device, and the iterations the kernels ran in when known) and report.
-  static void report_on(Finding f, int64_t trace_id, int64_t device_id, int64_t first_iter, int64_t last_iter,
-                        FindingSink& sink) {
-    f.scope.trace_id = trace_id;
-    f.scope.device_id = device_id;
-    if (first_iter >= 0) {
-      f.scope.iter_first = first_iter;
-      f.scope.iter_last = last_iter;
-    }
     sink.report(std::move(f));
   }
 

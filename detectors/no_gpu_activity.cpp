@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "engine/analysis/detector.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
 
 namespace proflint {
 
@@ -29,12 +29,8 @@ class NoGpuActivity final : public Detector {
     int64_t ops = count(facts, "SELECT count(*) FROM _range WHERE trace_id = ? AND kind = 'cpu_op'", trace_id);
     int64_t annotations = count(facts, "SELECT count(*) FROM _range WHERE trace_id = ? AND kind <> 'cpu_op'", trace_id);
     int64_t counters = count(facts, "SELECT count(*) FROM _counter WHERE trace_id = ?", trace_id);
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
-    f.diagnostic = true;
+    Finding f = make_diagnostic(FindingScope::of_trace(trace_id));
     f.confidence = 1.0;
-    f.scope.trace_id = trace_id;
     std::string held = fmt::format("{} CPU ops, {} other host ranges, {} runtime/driver calls", ops, annotations, s->api_call_count);
     if (counters) held += fmt::format(", {} counter samples", counters);
     f.problem = fmt::format("{} spans {} but records no GPU kernels, memory copies or memsets ({}{}), so GPU "

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "engine/analysis/detector.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
 
 namespace proflint {
 
@@ -115,13 +115,10 @@ class NoIterations final : public Detector {
           "`nvtxRangePushA(\"step\")` / `nvtxRangePop()`, and profile with `nsys profile --trace=cuda,nvtx`.";
     }
 
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
-    f.diagnostic = true;
+    Finding f = make_diagnostic(FindingScope::of_trace(trace_id).of_rank(s->rank));
     f.problem = std::move(problem);
     f.recommendation = std::move(rec);
-    f.savings_method = "none: a profile diagnostic";
+    f.savings_method = kNoSavingsDiagnostic;
     f.confidence = 0.9;
     f.evidence["annotations"] = annotations;
     f.evidence["optimizer_steps"] = optimizer_steps;
@@ -135,8 +132,6 @@ class NoIterations final : public Detector {
                        {"spacing_cv", std::round(c.spacing_cv * 1000) / 1000},
                        {"span_share", std::round(c.span_share * 1000) / 1000}});
     f.evidence["key_node_candidates"] = cands;
-    f.scope.trace_id = trace_id;
-    f.scope.rank = s->rank;
     sink.report(std::move(f));
   }
 

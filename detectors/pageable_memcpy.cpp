@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "engine/analysis/detector.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
 
 namespace proflint {
 
@@ -51,9 +51,7 @@ class PageableMemcpy final : public Detector {
                                            "share of wall time"));
         continue;
       }
-      Finding f;
-      f.id = std::string(id());
-      f.title = std::string(title());
+      Finding f = make_finding(FindingScope::of_trace(trace_id).on_device(device));
       f.problem = fmt::format("{} copies between pageable host memory and GPU {} took {} ({} of wall time): {}.", count, device,
                               format_ns(dur), format_percent(static_cast<double>(dur) / static_cast<double>(summary->wall_ns)), parts);
       f.recommendation =
@@ -77,16 +75,13 @@ class PageableMemcpy final : public Detector {
           ids.push_back(c.getColumn(0).getInt64());
           durs.push_back(c.getColumn(1).getInt64());
         }
-        auto parts = split_in_proportion(f.estimated_savings_ns, durs);
-        for (size_t i = 0; i < ids.size(); ++i) f.claims["memcpy:" + std::to_string(ids[i])] = parts[i];
+        claim_in_proportion(f, "memcpy", ids, durs);
       }
       f.confidence = 0.6;
       f.evidence["copies"] = count;
       f.evidence["bytes"] = bytes;
       f.evidence["copy_time_ns"] = dur;
       f.evidence["example_memcpy_id"] = list.front().example;
-      f.scope.trace_id = trace_id;
-      f.scope.device_id = device;
       sink.report(std::move(f));
     }
   }

@@ -15,8 +15,8 @@
 
 #include "engine/analysis/dataloader_ranges.hpp"
 #include "engine/analysis/detector.hpp"
-#include "engine/derive/intervals.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
+#include "engine/common/intervals.hpp"
 
 namespace proflint {
 
@@ -378,9 +378,9 @@ class RankStraggler final : public Detector {
                                cause == "kernels" ? " with the same kernels, which simply run longer there" : "");
     }
 
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
+    Finding f = make_finding(FindingScope::of_trace(S.trace_id)
+                                 .on_device(S.device)
+                                 .over_iterations(step_map.begin()->first, step_map.rbegin()->first));
     f.severity = typical >= high_share_ ? Severity::high : Severity::medium;
     f.problem = fmt::format(
         "Rank {} arrives last at {} of {} collectives ({}); the other ranks wait for it: {} per step in total inside the collectives, "
@@ -428,10 +428,6 @@ class RankStraggler final : public Detector {
       table.push_back(j);
     }
     f.evidence["ranks"] = table;
-    f.scope.trace_id = S.trace_id;
-    f.scope.device_id = S.device;
-    f.scope.iter_first = step_map.begin()->first;
-    f.scope.iter_last = step_map.rbegin()->first;
     f.claims["rank-wait:job" + std::to_string(job_id)] = saving;
     sink.report(std::move(f));
   }

@@ -1,7 +1,8 @@
 // detectors/registry.cpp — the explicit, sorted list of built-in detectors.
 //
-// Adding a detector: write detectors/<id_snake>.cpp defining `DetectorInfo <id_snake>_info()`,
-// declare it below and add it to the list in id order (a test checks the order).
+// Adding a detector: `scripts/add_detector.py ID` writes detectors/<id_snake>.cpp defining
+// `DetectorInfo <id_snake>_info()`, declares it below and adds it to the list in id order (a test
+// checks the order), with its doc page and golden cases (docs/adding-a-detector.md).
 #include "engine/analysis/detector.hpp"
 
 namespace proflint {

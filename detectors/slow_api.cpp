@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "engine/analysis/detector.hpp"
-#include "engine/derive/intervals.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
+#include "engine/common/intervals.hpp"
 
 namespace proflint {
 
@@ -178,9 +178,7 @@ class SlowApi final : public Detector {
       if (n++ == 3) break;
       shown += fmt::format("{}`{}` ×{}", shown.empty() ? "" : ", ", name, c);
     }
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
+    Finding f = make_finding(FindingScope::of_trace(trace_id));
     std::vector<std::string> seen;
     if (!spans.empty()) seen.push_back(fmt::format("{} ({} on the host)", shown, format_ns(time)));
     if (checks)
@@ -210,7 +208,6 @@ class SlowApi final : public Detector {
       f.evidence["check_host_time_ns"] = nan->time;
       f.evidence["example_op_id"] = nan->example;
     }
-    f.scope.trace_id = trace_id;
     sink.report(std::move(f));
   }
 
@@ -246,9 +243,7 @@ class SlowApi final : public Detector {
     }
     int64_t overhead = count * annotation_overhead_ns_;
     if (wall <= 0 || static_cast<double>(overhead) < min_annotation_share_ * static_cast<double>(wall)) return;
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
+    Finding f = make_finding(FindingScope::of_trace(trace_id));
     f.problem = fmt::format(
         "{} tiny user annotations (record_function, each ≤ {}) were recorded in {} ({:.0f} per second): {}. At about "
         "{} "
@@ -270,7 +265,6 @@ class SlowApi final : public Detector {
     f.evidence["annotation_time_ns"] = time;
     f.evidence["top"] = top;
     f.evidence["example_range_id"] = example;
-    f.scope.trace_id = trace_id;
     sink.report(std::move(f));
   }
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "engine/analysis/detector.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
 
 namespace proflint {
 
@@ -50,10 +50,7 @@ class SmallCapture final : public Detector {
         longest_ns = q.getColumn(1).getInt64();
       }
     }
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
-    f.diagnostic = true;
+    Finding f = make_diagnostic(FindingScope::of_trace(trace_id).of_rank(s->rank));
     f.problem = fmt::format(
         "The capture holds {} kernel{}, {} cop{}/memset{} and {} events in all, {} of kernel time in a {} window "
         "(kernels busy {} of it).",
@@ -91,8 +88,6 @@ class SmallCapture final : public Detector {
       f.evidence["longest_api"] = longest;
       f.evidence["longest_api_ns"] = longest_ns;
     }
-    f.scope.trace_id = trace_id;
-    f.scope.rank = s->rank;
     sink.report(std::move(f));
   }
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "engine/analysis/detector.hpp"
-#include "engine/derive/intervals.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
+#include "engine/common/intervals.hpp"
 
 namespace proflint {
 
@@ -209,9 +209,7 @@ class SyncMemcpy final : public Detector {
       parts += fmt::format("{}{} {} ({}; {}): host blocked {}, transfers alone on the GPU {}", parts.empty() ? "" : "; ",
                            g.count, label.at(why), apis_of(g), format_bytes(g.bytes), format_ns(g.blocked), format_ns(g.exposed));
     const double wall = static_cast<double>(summary.wall_ns);
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
+    Finding f = make_finding(FindingScope::of_trace(trace_id).on_device(device).over_iterations_seen(first, last));
     f.problem = fmt::format(
         "{} synchronous copies to/from GPU {} blocked the host {} ({} of wall time); for {} ({}) of it the transfers ran "
         "with no kernel beside them, overlapped by neither host work nor compute: {}.",
@@ -233,10 +231,12 @@ class SyncMemcpy final : public Detector {
     // Each copy's part of the estimate, in proportion to its exposed time: pageable-memcpy claims the
     // same copies, and ranking counts a copy's saving once.
     {
-      std::vector<int64_t> exposed_each;
-      for (const Copy* c : list) exposed_each.push_back(c->exposed);
-      auto parts = split_in_proportion(f.estimated_savings_ns, exposed_each);
-      for (size_t i = 0; i < list.size(); ++i) f.claims["memcpy:" + std::to_string(list[i]->memcpy_id)] = parts[i];
+      std::vector<int64_t> ids, exposed_each;
+      for (const Copy* c : list) {
+        ids.push_back(c->memcpy_id);
+        exposed_each.push_back(c->exposed);
+      }
+      claim_in_proportion(f, "memcpy", ids, exposed_each);
     }
     f.savings_method = fmt::format(
         "host-blocked copy time during which no kernel ran on the GPU x {:.2f} (overlap_fraction: the part an async, "
@@ -262,12 +262,6 @@ class SyncMemcpy final : public Detector {
       f.evidence["ops"] = s;
     }
     f.evidence["example_memcpy_id"] = example;
-    f.scope.trace_id = trace_id;
-    f.scope.device_id = device;
-    if (last >= 0) {
-      f.scope.iter_first = first;
-      f.scope.iter_last = last;
-    }
     sink.report(std::move(f));
   }
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "engine/analysis/detector.hpp"
-#include "engine/derive/intervals.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
+#include "engine/common/intervals.hpp"
 
 namespace proflint {
 
@@ -106,9 +106,7 @@ class SyncMemset final : public Detector {
         for (const auto& [name, n] : m) s += fmt::format("{}{} ×{}", s.empty() ? "" : ", ", name, n);
         return s;
       };
-      Finding f;
-      f.id = std::string(id());
-      f.title = std::string(title());
+      Finding f = make_finding(FindingScope::of_trace(trace_id).on_device(device).over_iterations_seen(first, last));
       f.problem = fmt::format(
           "{} synchronous memsets ({}) of {} in pinned/managed host memory ({}) for GPU {} blocked the host {} ({} of "
           "wall time); for {} ({}) of it no kernel ran on the GPU.",
@@ -134,12 +132,6 @@ class SyncMemset final : public Detector {
       f.evidence["memory_kinds"] = join(kinds);
       if (!ops.empty()) f.evidence["ops"] = join(ops);
       f.evidence["example_memset_id"] = list.front()->memset_id;
-      f.scope.trace_id = trace_id;
-      f.scope.device_id = device;
-      if (last >= 0) {
-        f.scope.iter_first = first;
-        f.scope.iter_last = last;
-      }
       sink.report(std::move(f));
     }
   }

@@ -13,7 +13,7 @@
 #include <unordered_set>
 
 #include "engine/analysis/detector.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
 
 namespace proflint {
 
@@ -264,10 +264,12 @@ class TensorCoreShape final : public Detector {
                           dtype_family(list[i].multiple, half_multiple_), list[i].multiple, list[i].count,
                           format_ns(list[i].gpu_ns));
 
-    Finding f;
+    Finding f = make_finding(FindingScope::of_trace(trace_id)
+                                 .on_device(summary->devices.size() == 1
+                                                ? std::optional<int64_t>(summary->devices.front().device_id)
+                                                : std::nullopt)
+                                 .over_iterations_seen(first_iter, last_iter));
     f.min_savings_ns = min_savings_ns_;
-    f.id = std::string(id());
-    f.title = std::string(title());
     f.problem = fmt::format(
         "{} reduced-precision GEMM/convolution op calls ({} GPU time, {} of kernel time; {} of it in Tensor Core "
         "kernels) have a "
@@ -310,12 +312,6 @@ class TensorCoreShape final : public Detector {
       top.push_back(std::move(o));
     }
     f.evidence["top_shapes"] = std::move(top);
-    f.scope.trace_id = trace_id;
-    if (summary->devices.size() == 1) f.scope.device_id = summary->devices.front().device_id;
-    if (first_iter >= 0) {
-      f.scope.iter_first = first_iter;
-      f.scope.iter_last = last_iter;
-    }
     sink.report(std::move(f));
   }
 

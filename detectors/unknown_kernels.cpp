@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "engine/analysis/detector.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
 
 namespace proflint {
 
@@ -36,12 +36,8 @@ class UnknownKernels final : public Detector {
       list += fmt::format("{}{} ×{} {}", list.empty() ? "" : ", ", shown, top.getColumn(1).getInt64(), format_ns(top.getColumn(2).getInt64()));
       top_json.push_back({{"kernel", name}, {"count", top.getColumn(1).getInt64()}, {"time_ns", top.getColumn(2).getInt64()}});
     }
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
-    f.diagnostic = true;
+    Finding f = make_diagnostic(FindingScope::of_trace(trace_id));
     f.confidence = 1.0;
-    f.scope.trace_id = trace_id;
     double share = static_cast<double>(other) / static_cast<double>(all);
     f.problem = fmt::format("{} of kernel time ({} in {} distinct kernel names) is in kernels that match none of proflint's "
                             "name tables (GEMM, convolution, attention, elementwise, reduction, communication, memory), so "

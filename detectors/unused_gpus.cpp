@@ -70,12 +70,9 @@ class UnusedGpus final : public Detector {
     for (const auto* d : idle) idle_list += (idle_list.empty() ? "" : ", ") + describe(*d);
     size_t visible = s->devices.size() + idle.size();
 
-    Finding f;
-    f.id = std::string(id());
-    f.title = std::string(title());
+    Finding f = make_finding(FindingScope::of_trace(trace_id));
     f.severity = Severity::info;
     f.confidence = distributed ? 0.9 : 0.7;
-    f.scope.trace_id = trace_id;
     f.problem = fmt::format(
         "{} of the {} GPUs this trace lists ran no kernel, copy or memset: {}. The job used {} only. "
         "Utilization and the time breakdown cover the GPU(s) that ran work; the unused ones are not averaged in.",

@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 PACKAGES=(build-essential cmake ninja-build pkg-config sqlite3 libsqlite3-dev libsqlitecpp-dev
   libtomlplusplus-dev liblua5.4-dev nlohmann-json3-dev librange-v3-dev libgtest-dev libgmock-dev
   libsimdjson-dev libcli11-dev libfmt-dev zlib1g-dev libisal-dev libzstd-dev libbenchmark-dev python3
-  clang libclang-rt-dev)  # clang + libFuzzer runtime: scripts/fuzz.sh
+  clang libclang-rt-dev  # clang + libFuzzer runtime: scripts/fuzz.sh
+  python3-dev pybind11-dev python3-pandas python3-pytest)  # the Python package: python/test.sh
 
 missing=()
 for p in "${PACKAGES[@]}"; do

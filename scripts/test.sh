@@ -2,7 +2,8 @@
 # scripts/test.sh — everything scripts/setup.sh does, then all tests: the normal build, and
 # once more under AddressSanitizer + UndefinedBehaviorSanitizer (PROFLINT_SANITIZE=0 skips it),
 # then a short run of every libFuzzer target on its corpus (scripts/fuzz.sh --ci, ~4 min plus the
-# clang build of the library and targets): PROFLINT_FUZZ=0 skips it.
+# clang build of the library and targets): PROFLINT_FUZZ=0 skips it. The Python package is built
+# and tested after the normal build (python/test.sh): PROFLINT_PYTHON_TESTS=0 skips it.
 # Tests on ../shared/realdata skip with a message when that folder is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,12 @@ bash scripts/setup.sh
 echo
 echo "== tests (RelWithDebInfo) =="
 ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 900
+
+if [ "${PROFLINT_PYTHON_TESTS:-1}" != 0 ]; then
+  echo
+  echo "== Python package (python/test.sh: build-python/, pytest with /usr/bin/python3) =="
+  bash python/test.sh
+fi
 
 if [ "${PROFLINT_SANITIZE:-1}" != 0 ]; then
   echo

@@ -30,22 +30,4 @@ int64_t OptionValues::integer(const std::string& name) const { return static_cas
 bool OptionValues::boolean(const std::string& name) const { return raw(name).get<bool>(); }
 std::string OptionValues::text(const std::string& name) const { return raw(name).get<std::string>(); }
 
-std::string_view severity_name(Severity s) {
-  switch (s) {
-    case Severity::high: return "high";
-    case Severity::medium: return "medium";
-    case Severity::low: return "low";
-    case Severity::info: return "info";
-  }
-  return "info";
-}
-
-std::optional<Severity> parse_severity(std::string_view name) {
-  if (name == "high") return Severity::high;
-  if (name == "medium") return Severity::medium;
-  if (name == "low") return Severity::low;
-  if (name == "info") return Severity::info;
-  return std::nullopt;
-}
-
 }  // namespace proflint

@@ -45,6 +45,42 @@ class OptionValues {
   nlohmann::json values_ = nlohmann::json::object();
 };
 
+// What a finding is about (Finding::scope), built in one expression:
+//   FindingScope::of_trace(t).on_device(d).of_rank(s->rank).over_iterations_seen(first, last)
+// A Scope with builder methods; make_finding takes it as the Scope it is.
+struct FindingScope : Scope {
+  FindingScope() = default;
+  explicit FindingScope(const Scope& s) : Scope(s) {}
+  static FindingScope of_trace(int64_t trace) {
+    FindingScope s;
+    s.trace_id = trace;
+    return s;
+  }
+  FindingScope on_device(std::optional<int64_t> device) const {
+    FindingScope s = *this;
+    s.device_id = device;
+    return s;
+  }
+  FindingScope of_rank(std::optional<int64_t> r) const {
+    FindingScope s = *this;
+    s.rank = r;
+    return s;
+  }
+  // Iterations first..last, as given.
+  FindingScope over_iterations(int64_t first, int64_t last) const {
+    FindingScope s = *this;
+    s.iter_first = first;
+    s.iter_last = last;
+    return s;
+  }
+  // Iterations first..last when the detector saw any (0 <= first <= last), else unchanged: a
+  // detector that collected min/max ordinals from -1 or INT64_MAX/-1 sentinels passes them as they
+  // are; the first n iterations are over_iterations_seen(0, n - 1).
+  FindingScope over_iterations_seen(int64_t first, int64_t last) const {
+    return first >= 0 && first <= last ? over_iterations(first, last) : *this;
+  }
+};
+
 class Detector {
  public:
   virtual ~Detector() = default;
@@ -53,7 +89,28 @@ class Detector {
   virtual std::vector<std::string> needs() const = 0;  // names from known_needs(), all required
   // Runs over every trace in `facts`; a trace missing a need is skipped by the runner.
   virtual void run(const Facts& facts, int64_t trace_id, FindingSink& sink) const = 0;
+
+ protected:
+  // A finding of this detector: its id, its title (or `title` where one detector reports several
+  // kinds of finding) and `scope`; the detector fills in the text, estimate and evidence.
+  Finding make_finding(Scope scope) const { return make_finding(std::string(title()), std::move(scope)); }
+  Finding make_finding(std::string title, Scope scope) const {
+    Finding f;
+    f.id = std::string(id());
+    f.title = std::move(title);
+    f.scope = std::move(scope);
+    return f;
+  }
+  // A finding about the profile itself (no iterations, dropped events ...), not about the workload.
+  Finding make_diagnostic(Scope scope) const {
+    Finding f = make_finding(std::move(scope));
+    f.diagnostic = true;
+    return f;
+  }
 };
+
+// The savings_method of a diagnostic that estimates no saving.
+inline constexpr std::string_view kNoSavingsDiagnostic = "none: a profile diagnostic";
 
 // What a detector records when it evaluated and stayed under one of its thresholds.
 inline BelowThreshold checked_below(const Detector& d, int64_t trace_id, std::optional<int64_t> device_id,
@@ -85,6 +142,14 @@ inline std::vector<int64_t> split_in_proportion(int64_t total, const std::vector
     given = upto;
   }
   return out;
+}
+
+// Claims `f.estimated_savings_ns` for the evidence rows `ids` of one kind ("memcpy" gives keys
+// "memcpy:<id>"), split in proportion to `weights` (Finding::claims).
+inline void claim_in_proportion(Finding& f, std::string_view kind, const std::vector<int64_t>& ids,
+                                const std::vector<int64_t>& weights) {
+  const std::vector<int64_t> parts = split_in_proportion(f.estimated_savings_ns, weights);
+  for (size_t i = 0; i < ids.size(); ++i) f.claims[std::string(kind) + ":" + std::to_string(ids[i])] = parts[i];
 }
 
 struct DetectorInfo {

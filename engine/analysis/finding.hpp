@@ -12,12 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/common/severity.hpp"
+
 namespace proflint {
-
-enum class Severity { info = 0, low = 1, medium = 2, high = 3 };
-
-std::string_view severity_name(Severity s);
-std::optional<Severity> parse_severity(std::string_view name);
 
 struct Scope {
   std::optional<int64_t> trace_id, device_id, rank;

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "engine/analysis/facts.hpp"
-#include "engine/derive/intervals.hpp"
+#include "engine/common/intervals.hpp"
 
 namespace proflint {
 

@@ -12,7 +12,7 @@
 #include <set>
 #include <tuple>
 
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
 
 namespace proflint {
 

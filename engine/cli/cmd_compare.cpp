@@ -54,7 +54,7 @@ struct LoadedSide {
 LoadedSide load_side(const std::vector<std::string>& paths, const CommonOptions& options, const Config& config) {
   Store store = load_store(paths, options);
   restrict_to_aggregation_range(store);
-  AnalysisResult analysis = run_analysis(store, analysis_options(config, options));
+  AnalysisResult analysis = run_analysis(store, analysis_options(config, options), detector_registry());
   gate::ExtractOptions eo;
   eo.warmup = config.gate.warmup;
   eo.warmup_tolerance = config.gate.warmup_tolerance;

@@ -7,7 +7,6 @@
 #include <sstream>
 
 #include "engine/analysis/restrict.hpp"
-#include "engine/analysis/runner.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/common/error.hpp"
 #include "engine/common/output_file.hpp"
@@ -15,6 +14,7 @@
 #include "engine/config/config.hpp"
 #include "engine/export/chrome_trace.hpp"
 #include "engine/export/paraver.hpp"
+#include "engine/pipeline/analyze.hpp"
 
 namespace proflint {
 
@@ -56,7 +56,7 @@ int cmd_export(const CommonOptions& options, const ExportOptions& e) {
   std::vector<Finding> findings;
   if (!e.no_findings) {
     AnalysisOptions ao = analysis_options(config, options);
-    findings = run_analysis(store, ao).findings;
+    findings = run_analysis(store, ao, detector_registry()).findings;
   }
 
   std::string summary;

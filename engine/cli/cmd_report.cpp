@@ -16,14 +16,14 @@
 #include <set>
 
 #include "engine/analysis/restrict.hpp"
-#include "engine/analysis/runner.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/common/error.hpp"
+#include "engine/common/format.hpp"
 #include "engine/common/output_file.hpp"
 #include "engine/common/suggest.hpp"
 #include "engine/config/config.hpp"
+#include "engine/pipeline/analyze.hpp"
 #include "engine/report/dlprof/reports.hpp"
-#include "engine/report/format.hpp"
 
 namespace proflint {
 
@@ -124,7 +124,7 @@ int cmd_report(const CommonOptions& options, const ReportOptions& report) {
     AnalysisOptions ao = analysis_options(config, options);
     // The model is loaded; cutting the store to the range now only affects the detectors.
     restrict_to_aggregation_range(store);
-    analysis = run_analysis(store, ao);
+    analysis = run_analysis(store, ao, detector_registry());
   }
   dlprof::ReportInput input{&store, &model, analysis ? &*analysis : nullptr};
 

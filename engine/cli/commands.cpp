@@ -12,22 +12,22 @@
 #include <iostream>
 #include <set>
 
-#include "engine/analysis/job_summary.hpp"
-#include "engine/analysis/summary.hpp"
-#include "engine/common/error.hpp"
-#include "engine/common/output_file.hpp"
-#include "engine/config/config.hpp"
 #include "engine/analysis/detector.hpp"
 #include "engine/analysis/facts.hpp"
+#include "engine/analysis/job_summary.hpp"
 #include "engine/analysis/restrict.hpp"
-#include "engine/analysis/runner.hpp"
+#include "engine/analysis/summary.hpp"
+#include "engine/common/error.hpp"
+#include "engine/common/format.hpp"
+#include "engine/common/output_file.hpp"
 #include "engine/common/suggest.hpp"
+#include "engine/config/config.hpp"
 #include "engine/derive/derive.hpp"
 #include "engine/import/kineto/byte_source.hpp"
 #include "engine/import/kineto/event_parser.hpp"
+#include "engine/pipeline/analyze.hpp"
 #include "engine/report/dlprof/model.hpp"
 #include "engine/report/findings_report.hpp"
-#include "engine/report/format.hpp"
 #include "engine/report/html_report.hpp"
 #include "engine/report/output.hpp"
 #include "engine/report/summary_report.hpp"
@@ -216,7 +216,7 @@ int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze) {
   AnalysisOptions ao = analysis_options(config, options);
   ao.only.insert(analyze.only.begin(), analyze.only.end());
   ao.skip.insert(analyze.skip.begin(), analyze.skip.end());
-  AnalysisResult result = run_analysis(store, ao);
+  AnalysisResult result = run_analysis(store, ao, detector_registry());
   bool color = options.format == "text" && options.output == "-" && use_color_on_stdout();
   std::string text;
   if (options.format == "json") text = render_findings_json(result);

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/analysis/runner.hpp"
 #include "engine/config/config.hpp"
-#include "engine/import/load.hpp"
+#include "engine/pipeline/analyze.hpp"
+#include "engine/pipeline/load.hpp"
 
 namespace proflint {
 

@@ -12,8 +12,8 @@
 #include <set>
 #include <sstream>
 
-#include "engine/analysis/finding.hpp"
 #include "engine/common/error.hpp"
+#include "engine/common/severity.hpp"
 #include "engine/common/suggest.hpp"
 
 namespace proflint {

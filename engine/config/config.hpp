@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/derive/derive.hpp"
+#include "engine/config/tensor_core_pattern.hpp"
 
 namespace proflint {
 

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/derive/intervals.hpp"
+#include "engine/common/intervals.hpp"
 #include "engine/derive/model.hpp"
 
 namespace proflint {

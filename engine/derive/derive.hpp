@@ -10,16 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "engine/config/tensor_core_pattern.hpp"
 #include "engine/store/store.hpp"
 
 namespace proflint {
-
-// One extra Tensor Core pattern from configuration: a kernel-name substring (case-sensitive)
-// that marks a kernel as using (uses_tensor_cores = true) or not using Tensor Cores.
-struct TensorCorePattern {
-  std::string substring;
-  bool uses_tensor_cores = true;
-};
 
 struct DeriveOptions {
   std::optional<std::string> key_node;     // --key-node NAME: op/range name that marks one iteration

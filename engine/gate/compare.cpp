@@ -11,7 +11,7 @@
 #include <set>
 
 #include "engine/common/error.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
 
 namespace proflint::gate {
 

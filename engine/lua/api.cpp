@@ -13,12 +13,12 @@
 #include <mutex>
 #include <string_view>
 
+#include "engine/common/format.hpp"
+#include "engine/common/intervals.hpp"
 #include "engine/common/suggest.hpp"
 #include "engine/common/utf8.hpp"
 #include "engine/derive/categories.hpp"
-#include "engine/derive/intervals.hpp"
 #include "engine/derive/tensor_cores.hpp"
-#include "engine/report/format.hpp"
 
 namespace proflint::lua {
 

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "engine/analysis/detector.hpp"
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
 
 namespace proflint {
 

@@ -1,8 +1,8 @@
 // engine/report/output.cpp — see output.hpp.
 #include "engine/report/output.hpp"
 
+#include "engine/common/format.hpp"
 #include "engine/common/output_file.hpp"
-#include "engine/report/format.hpp"
 
 namespace proflint {
 

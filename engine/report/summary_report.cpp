@@ -7,7 +7,7 @@
 
 #include <functional>
 
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
 
 namespace proflint {
 

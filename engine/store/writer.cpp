@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "engine/common/error.hpp"
+#include "engine/common/import_issue_kinds.hpp"
 
 namespace proflint {
 
@@ -341,7 +342,7 @@ bool StoreWriter::admit_interval(int64_t start, int64_t dur, std::string_view ta
     return false;
   }
   if (dur > kMaxSummedDurationNs - summed_dur_) {
-    add_issue("duration_total_out_of_range", describe(),
+    add_issue(import_issue::duration_total_out_of_range, describe(),
               "the durations of this trace's events would add up past 2^56 ns (2.3 years); row dropped");
     return false;
   }
@@ -469,7 +470,7 @@ void StoreWriter::add_flow(const FlowRow& r) {
 
 void StoreWriter::add_memory_sample(const MemorySampleRow& r) {
   if (r.ts_ns < -kMaxAbsTimeNs || r.ts_ns > kMaxAbsTimeNs) {
-    add_issue("memory_sample_time_out_of_range", "a memory sample at " + std::to_string(r.ts_ns) + " ns",
+    add_issue(import_issue::memory_sample_time_out_of_range, "a memory sample at " + std::to_string(r.ts_ns) + " ns",
               "beyond +-2^61 ns (73 years from the clock's zero); sample dropped");
     return;
   }

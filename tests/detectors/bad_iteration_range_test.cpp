@@ -121,7 +121,7 @@ TEST(BadIterationRange, SelectedStableWindowIsSilent) {
   proflint::Store store = proflint::load_inputs({path}, lo);
   proflint::AnalysisOptions ao;
   ao.only = {kId};
-  EXPECT_TRUE(findings_of(proflint::run_analysis(store, ao), kId).empty());
+  EXPECT_TRUE(findings_of(proflint::run_analysis(store, ao, proflint::detector_registry()), kId).empty());
 }
 
 TEST(BadIterationRange, SlowRatioOptionWidensTheBand) {

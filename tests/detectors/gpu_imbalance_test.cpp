@@ -16,7 +16,7 @@ AnalysisResult analyze_many(const std::vector<std::string>& paths, nlohmann::jso
   AnalysisOptions ao;
   ao.only = {kId};
   if (!options.empty()) ao.detectors[kId].options = options;
-  return run_analysis(store, ao);
+  return run_analysis(store, ao, detector_registry());
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ TEST(NoIterations, ProposesTheOncePerStepOpAsKeyNode) {
   proflint::Store store = proflint::load_inputs({path}, lo);
   proflint::AnalysisOptions ao;
   ao.only = {kId};
-  auto r = proflint::run_analysis(store, ao);
+  auto r = proflint::run_analysis(store, ao, proflint::detector_registry());
   ASSERT_EQ(r.summaries.size(), 1u);
   EXPECT_EQ(r.summaries[0].iterations.source, "key_node");
   EXPECT_EQ(r.summaries[0].iterations.count, 5);

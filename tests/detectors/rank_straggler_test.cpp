@@ -41,7 +41,7 @@ JobRun analyze_job(const std::string& job) {
   fill_job_tables(store, out.truth);
   AnalysisOptions ao;
   ao.only = {kId};
-  out.result = run_analysis(store, ao);
+  out.result = run_analysis(store, ao, detector_registry());
   return out;
 }
 
@@ -126,7 +126,7 @@ AnalysisResult analyze_capture(const std::string& dir) {
   fill_job_tables(store, {}, /*host=*/true);
   AnalysisOptions ao;
   ao.only = {kId};
-  return run_analysis(store, ao);
+  return run_analysis(store, ao, detector_registry());
 }
 
 void expect_capture(const std::string& dir, const std::string& cause) {
@@ -176,7 +176,7 @@ void expect_end_to_end(const std::string& job, const std::string& cause) {
   EXPECT_EQ(seen, n);
   AnalysisOptions ao;
   ao.only = {kId, "communication-bound"};
-  auto result = run_analysis(store, ao);
+  auto result = run_analysis(store, ao, detector_registry());
   auto f = findings_of(result, kId);
   if (cause.empty()) {
     EXPECT_TRUE(f.empty());
@@ -217,7 +217,7 @@ TEST(RankStragglerEndToEnd, GlooCaptures) {
     Store store = load_inputs(paths, lo);
     AnalysisOptions ao;
     ao.only = {kId};
-    auto f = findings_of(run_analysis(store, ao), kId);
+    auto f = findings_of(run_analysis(store, ao, detector_registry()), kId);
     if (cause.empty()) {
       EXPECT_TRUE(f.empty());
       continue;
@@ -237,7 +237,7 @@ TEST(RankStragglerEndToEnd, GpuImbalanceDoesNotCountTheSameWaitAgain) {
   Store store = load_inputs(paths, LoadOptions{});
   AnalysisOptions ao;
   ao.only = {kId, "gpu-imbalance"};
-  auto result = run_analysis(store, ao);
+  auto result = run_analysis(store, ao, detector_registry());
   auto straggler = findings_of(result, kId);
   auto imbalance = findings_of(result, "gpu-imbalance");
   ASSERT_EQ(straggler.size(), 1u);
@@ -267,7 +267,7 @@ AnalysisResult analyze_job_end_to_end(const std::string& job, std::set<std::stri
   Store store = load_inputs(paths, LoadOptions{});
   AnalysisOptions ao;
   ao.only = std::move(only);
-  return run_analysis(store, ao);
+  return run_analysis(store, ao, detector_registry());
 }
 
 }  // namespace
@@ -329,7 +329,7 @@ TEST(RankStragglerEndToEnd, IterationRangeCutsTheCollectives) {
             0);
   AnalysisOptions ao;
   ao.only = {kId};
-  auto f = findings_of(run_analysis(store, ao), kId);
+  auto f = findings_of(run_analysis(store, ao, detector_registry()), kId);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].evidence["steps"], 3);
   EXPECT_EQ(f[0].evidence["straggler_rank"], 2);

@@ -16,13 +16,13 @@
 #include <tuple>
 #include <vector>
 
-#include "engine/analysis/runner.hpp"
 #include "engine/export/chrome_trace.hpp"
 #include "engine/export/paraver.hpp"
 #include "engine/export/ranks.hpp"
 #include "engine/import/kineto/names.hpp"
 #include "engine/import/kineto/numbers.hpp"
-#include "engine/import/load.hpp"
+#include "engine/pipeline/analyze.hpp"
+#include "engine/pipeline/load.hpp"
 #include "tests/support/realdata.hpp"
 #include "tests/support/run.hpp"
 
@@ -241,7 +241,7 @@ TEST(ChromeExport, AppliesTheJobClockOffsets) {
 // 81 flows; 3 ProfilerStep# annotations (of its 12 user annotations), so 3 iterations).
 TEST(ChromeExport, TracksFlowsIterationsAndFindings) {
   Store store = load_inputs({fixture_path("report_mlp.json.gz").string()}, LoadOptions{});
-  AnalysisResult analysis = run_analysis(store, AnalysisOptions{});
+  AnalysisResult analysis = run_analysis(store, AnalysisOptions{}, detector_registry());
   ASSERT_FALSE(analysis.findings.empty());
   std::string path = write_chrome(store, "mlp", analysis.findings);
   auto doc = read_json(path);

@@ -13,13 +13,13 @@
 #include <vector>
 
 #include "engine/analysis/facts.hpp"
-#include "engine/analysis/runner.hpp"
 #include "engine/analysis/summary.hpp"
 #include "engine/config/config.hpp"
 #include "engine/import/kineto/kineto_importer.hpp"
-#include "engine/import/load.hpp"
 #include "engine/import/nsys/nsys_importer.hpp"
 #include "engine/lua/rules.hpp"
+#include "engine/pipeline/analyze.hpp"
+#include "engine/pipeline/load.hpp"
 #include "engine/report/findings_report.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
@@ -139,7 +139,7 @@ inline void pipeline(const uint8_t* data, size_t size) {
     analysis.rule_files = rules;
     analysis.rule_limits.instruction_limit = 20'000'000;
     analysis.rule_limits.query_time_limit_ms = 2'000;
-    AnalysisResult result = run_analysis(store, analysis);
+    AnalysisResult result = run_analysis(store, analysis, detector_registry());
     render_findings_json(result);
     render_findings_sarif(result);
   });

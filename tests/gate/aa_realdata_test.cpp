@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 
 #include "engine/gate/compare.hpp"
-#include "engine/import/load.hpp"
+#include "engine/pipeline/load.hpp"
 #include "tests/support/realdata.hpp"
 
 using namespace proflint;

@@ -373,7 +373,7 @@ TEST(LuaHostile, DetectorsStillReportBesideAHostileRule) {
   ao.rule_files = {rule("rules/hostile.lua", rule_text("hostile", "    local r = ('a'):rep(3000):find('.-.-.-b')"))};
   ao.rule_limits = deadline_ms(300);
   auto start = std::chrono::steady_clock::now();
-  auto r = run_analysis(sample_store(), ao);
+  auto r = run_analysis(sample_store(), ao, detector_registry());
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10);
   auto errors = with_id(r, "rule-error");
   ASSERT_EQ(errors.size(), 1u);

@@ -120,7 +120,7 @@ TEST(LuaApi, OnlySkipSuppressAndDisable) {
     AnalysisOptions ao;
     ao.rule_files = files;
     ao.only = {"probe"};
-    auto r = run_analysis(sample_store(), ao);
+    auto r = run_analysis(sample_store(), ao, detector_registry());
     ASSERT_EQ(r.findings.size(), 1u);
     EXPECT_EQ(r.findings[0].id, "probe");
   }
@@ -129,7 +129,7 @@ TEST(LuaApi, OnlySkipSuppressAndDisable) {
     ao.rule_files = files;
     ao.only = {"probe"};
     ao.suppressions.push_back({"probe", "kernel", "known", "x"});
-    auto r = run_analysis(sample_store(), ao);
+    auto r = run_analysis(sample_store(), ao, detector_registry());
     EXPECT_TRUE(r.findings.empty());
   }
   {
@@ -137,7 +137,7 @@ TEST(LuaApi, OnlySkipSuppressAndDisable) {
     ao.rule_files = files;
     ao.only = {"amp-not-used"};
     ao.skip = {"probe"};
-    auto r = run_analysis(sample_store(), ao);
+    auto r = run_analysis(sample_store(), ao, detector_registry());
     EXPECT_TRUE(with_id(r, "probe").empty());
   }
   {
@@ -153,7 +153,7 @@ TEST(LuaApi, OnlySkipSuppressAndDisable) {
     EXPECT_THROW(
         {
           try {
-            run_analysis(sample_store(), ao);
+            run_analysis(sample_store(), ao, detector_registry());
           } catch (const Error& e) {
             EXPECT_STREQ(e.what(), "unknown detector or rule id 'prob' in --only/--skip (did you mean 'probe'?)");
             throw;
@@ -173,14 +173,14 @@ TEST(LuaApi, ConfigErrorsNameThePlace) {
   ao.rules = config.rules.rules;
   ao.only = {"probe"};
   try {
-    run_analysis(sample_store(), ao);
+    run_analysis(sample_store(), ao, detector_registry());
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "/x/proflint.toml:6:1: unknown option 'limt' for rule probe (did you mean 'limit'?)");
   }
   ao.rules = parse_config("[rules.prob]\nenabled = false\n", "p.toml").rules.rules;
   try {
-    run_analysis(sample_store(), ao);
+    run_analysis(sample_store(), ao, detector_registry());
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "p.toml:1:8: unknown rule 'prob' (did you mean 'probe'?)");

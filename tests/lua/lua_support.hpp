@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/analysis/runner.hpp"
-#include "engine/import/load.hpp"
+#include "engine/pipeline/analyze.hpp"
+#include "engine/pipeline/load.hpp"
 #include "tests/support/realdata.hpp"
 
 namespace proflint::testing {
@@ -33,7 +33,7 @@ inline AnalysisResult run_rules(Store& store, std::vector<lua::RuleFile> files, 
   ao.rules = std::move(config);
   // Built-in detectors are skipped by listing each of them.
   for (const auto& info : detector_registry()) ao.skip.insert(std::string(info.id));
-  return run_analysis(store, ao);
+  return run_analysis(store, ao, detector_registry());
 }
 
 // Findings of `id` as reported, one per rank/GPU (a job finding merged by ranking gives its instances).

@@ -16,7 +16,7 @@ void expect_parity(const std::string& path) {
   AnalysisOptions ao;
   ao.rule_files = {lua::read_rule_file((source_dir() / "tests/lua/parity/amp_not_used.lua").string())};
   ao.only = {"amp-not-used", "amp-not-used-lua", "rule-error"};
-  auto r = run_analysis(store, ao);
+  auto r = run_analysis(store, ao, detector_registry());
   ASSERT_TRUE(with_id(r, "rule-error").empty()) << with_id(r, "rule-error")[0].problem;
   auto builtin = with_id(r, "amp-not-used");
   auto lua = with_id(r, "amp-not-used-lua");

@@ -17,7 +17,7 @@ AnalysisResult run_shipped(const std::string& path, const std::string& id) {
   AnalysisOptions ao;
   ao.rule_files = lua::shipped_rules();
   ao.only = {id, "rule-error"};
-  return run_analysis(store, ao);
+  return run_analysis(store, ao, detector_registry());
 }
 
 void expect_fires(const std::string& path, const std::string& id, size_t count = 1) {

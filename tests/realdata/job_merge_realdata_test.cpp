@@ -8,9 +8,9 @@
 
 #include <SQLiteCpp/Database.h>
 
-#include "engine/analysis/runner.hpp"
-#include "engine/import/load.hpp"
 #include "engine/lua/rules.hpp"
+#include "engine/pipeline/analyze.hpp"
+#include "engine/pipeline/load.hpp"
 #include "tests/support/realdata.hpp"
 
 namespace proflint::testing {
@@ -18,7 +18,7 @@ namespace {
 
 AnalysisResult analyze_all(const std::string& path) {
   Store store = load_inputs({path}, LoadOptions{});
-  return run_analysis(store, AnalysisOptions{});
+  return run_analysis(store, AnalysisOptions{}, detector_registry());
 }
 
 const Finding* only_one(const AnalysisResult& r, const std::string& id) {
@@ -114,7 +114,7 @@ TEST(JobMergeRealdata, JobRankTableDecidesWhichTracesAreOneJob) {
     if (!rows.empty()) store.db().exec("INSERT INTO job_rank (job_id, rank, trace_id, pid, device_id) VALUES " + rows);
     AnalysisOptions options;  // with the shipped rule that fires on both DDP ranks
     options.rule_files = {lua::read_rule_file((source_dir() / "rules" / "channels_last_not_used.lua").string())};
-    return run_analysis(store, options);
+    return run_analysis(store, options, detector_registry());
   };
   std::vector<std::string> ranks = {fixture_path("ddp2_rank0.json.gz").string(),
                                     fixture_path("ddp2_rank1_slow30.json.gz").string()};

@@ -21,7 +21,7 @@
 #include <string>
 
 #include "engine/analysis/summary.hpp"
-#include "engine/import/load.hpp"
+#include "engine/pipeline/load.hpp"
 #include "tests/support/analysis.hpp"
 #include "tests/support/realdata.hpp"
 
@@ -116,7 +116,7 @@ TEST(SteadyState, PlainCudaProgramGetsCudaAdviceAndAllocationChurn) {
 TEST(SteadyState, IdleTimeExplainedBySyncsAndAllocationsIsCountedOnce) {
   const std::string path = fixture_path("hpc_alloc_churn.json.gz").string();
   Store store = load_inputs({path}, LoadOptions{});
-  auto r = run_analysis(store, AnalysisOptions{});
+  auto r = run_analysis(store, AnalysisOptions{}, detector_registry());
   ASSERT_EQ(r.summaries.size(), 1u);
   ASSERT_EQ(r.summaries[0].devices.size(), 1u);
   const auto& d = r.summaries[0].devices[0];
@@ -200,7 +200,7 @@ TEST(SteadyState, SharesAboveOneAreNotPrintedAsPercentages) {
   REALDATA_OR_SKIP(path, "kineto/hta_sampled_rank-1.json.gz");
   Store store = load_inputs({path}, LoadOptions{});
   AnalysisOptions ao;
-  auto r = run_analysis(store, ao);
+  auto r = run_analysis(store, ao, detector_registry());
   for (const auto& f : r.findings) {
     for (size_t p = f.problem.find('%'); p != std::string::npos; p = f.problem.find('%', p + 1)) {
       size_t b = p;

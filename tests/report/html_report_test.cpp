@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
-#include "engine/analysis/runner.hpp"
-#include "engine/import/load.hpp"
+#include "engine/pipeline/analyze.hpp"
+#include "engine/pipeline/load.hpp"
 #include "engine/report/html_report.hpp"
 #include "tests/support/run.hpp"
 
@@ -50,7 +50,7 @@ class HtmlSample : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     store_ = new Store(load_inputs({fixture_path("sample_train.json.gz").string()}, LoadOptions{}));
-    result_ = new AnalysisResult(run_analysis(*store_, AnalysisOptions{}));
+    result_ = new AnalysisResult(run_analysis(*store_, AnalysisOptions{}, detector_registry()));
   }
   static void TearDownTestSuite() {
     delete result_;

@@ -8,7 +8,7 @@
 #include <variant>
 #include <vector>
 
-#include "engine/import/load.hpp"
+#include "engine/pipeline/load.hpp"
 #include "engine/report/dlprof/reports.hpp"
 
 namespace proflint::testing {

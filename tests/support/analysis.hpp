@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/analysis/runner.hpp"
-#include "engine/import/load.hpp"
+#include "engine/pipeline/analyze.hpp"
+#include "engine/pipeline/load.hpp"
 
 namespace proflint::testing {
 
@@ -16,7 +16,7 @@ inline AnalysisResult analyze_with(const std::string& path, const std::string& i
   AnalysisOptions ao;
   ao.only = {id};
   if (!options.empty()) ao.detectors[id].options = options;
-  return run_analysis(store, ao);
+  return run_analysis(store, ao, detector_registry());
 }
 
 // The findings of detector `id` as it reported them, one per rank/GPU: a finding that ranking

@@ -3,7 +3,7 @@
 
 #include <numeric>
 
-#include "engine/derive/intervals.hpp"
+#include "engine/common/intervals.hpp"
 
 namespace proflint {
 namespace {

@@ -1,7 +1,7 @@
 // tests/unit/format_test.cpp — human formatting of durations, sizes and shares.
 #include <gtest/gtest.h>
 
-#include "engine/report/format.hpp"
+#include "engine/common/format.hpp"
 
 using namespace proflint;
 

@@ -11,7 +11,7 @@
 
 #include "engine/analysis/job_summary.hpp"
 #include "engine/common/error.hpp"
-#include "engine/import/load.hpp"
+#include "engine/pipeline/load.hpp"
 #include "engine/report/dlprof/reports.hpp"
 #include "engine/report/summary_report.hpp"
 #include "tests/lua/lua_support.hpp"

@@ -3,9 +3,9 @@
 #include <SQLiteCpp/Statement.h>
 #include <gtest/gtest.h>
 
-#include "engine/analysis/runner.hpp"
-#include "engine/import/load.hpp"
 #include "engine/lua/rules.hpp"
+#include "engine/pipeline/analyze.hpp"
+#include "engine/pipeline/load.hpp"
 #include "tests/support/realdata.hpp"
 
 using namespace proflint;
@@ -26,7 +26,7 @@ AnalysisResult analyze(Store& store, unsigned jobs) {
   AnalysisOptions options;
   options.jobs = jobs;
   options.rule_files = lua::shipped_rules();
-  return run_analysis(store, options);
+  return run_analysis(store, options, detector_registry());
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "engine/common/error.hpp"
-#include "engine/import/load.hpp"
+#include "engine/pipeline/load.hpp"
 #include "tests/support/realdata.hpp"
 
 using namespace proflint;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "engine/common/error.hpp"
+#include "engine/common/import_issue_kinds.hpp"
 #include "engine/import/kineto/byte_source.hpp"
 #include "engine/import/kineto/event_parser.hpp"
 #include "engine/import/kineto/flow_pairer.hpp"
@@ -131,7 +132,7 @@ class KinetoSink final : public kineto::ScanHandler {
   void on_top_level(std::string_view key, std::string_view value, uint64_t offset) override {
     nlohmann::json j = nlohmann::json::parse(value.begin(), value.end(), nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) {
-      writer_.add_issue("invalid_top_level_value", key, byte_location(offset));
+      writer_.add_issue(import_issue::invalid_top_level_value, key, byte_location(offset));
       return;
     }
     if (key == "schemaVersion") {
@@ -156,7 +157,7 @@ class KinetoSink final : public kineto::ScanHandler {
   void on_oversized(std::string_view what, uint64_t offset, uint64_t size) override {
     if (what == "event" && oversized_events_++ == 0)
       first_oversized_ = byte_location(offset) + " (" + std::to_string(size) + " bytes)";
-    writer_.add_issue(what == "event" ? "oversized_event" : "oversized_top_level_value",
+    writer_.add_issue(what == "event" ? import_issue::oversized_event : import_issue::oversized_top_level_value,
                       std::string(what) + " of " + std::to_string(size) + " bytes", byte_location(offset));
   }
 
@@ -167,15 +168,16 @@ class KinetoSink final : public kineto::ScanHandler {
     std::string_view error;
     auto status = parser_.parse(data, size, ev_, error);
     if (status != kineto::ParseStatus::ok) {
-      issue(status == kineto::ParseStatus::not_an_object ? "event_not_an_object" : "invalid_event_json", excerpt(data, size),
-            offset);
+      issue(status == kineto::ParseStatus::not_an_object ? import_issue::event_not_an_object
+                                                         : import_issue::invalid_event_json,
+            excerpt(data, size), offset);
       return;
     }
     if (ev_.ph.size() != 1) {
       if (ev_.ph.empty())
-        issue("event_without_ph", excerpt(data, size), offset);
+        issue(import_issue::event_without_ph, excerpt(data, size), offset);
       else
-        issue("unknown_phase", ev_.ph, offset);
+        issue(import_issue::unknown_phase, ev_.ph, offset);
       return;
     }
     switch (ev_.ph[0]) {
@@ -198,16 +200,17 @@ class KinetoSink final : public kineto::ScanHandler {
       case 'P':
       case 'R':
         // Valid Chrome-trace phases that Kineto does not write.
-        issue("unsupported_phase", ev_.ph, offset);
+        issue(import_issue::unsupported_phase, ev_.ph, offset);
         break;
-      default: issue("unknown_phase", ev_.ph, offset);
+      default:
+        issue(import_issue::unknown_phase, ev_.ph, offset);
     }
   }
 
   void finish(const kineto::ScanResult& scan) {
     progress_.finish();
     if (scan.trailing_data_at)
-      writer_.add_issue("data_after_json", "a second JSON value or other data after the trace; ignored",
+      writer_.add_issue(import_issue::data_after_json, "a second JSON value or other data after the trace; ignored",
                         byte_location(*scan.trailing_data_at));
     if (scan.shape == kineto::TopShape::object && !scan.has_trace_events)
       throw input_error(path_, "", "JSON but not a PyTorch profiler trace: no \"traceEvents\" array (expected a Kineto / "
@@ -250,34 +253,34 @@ class KinetoSink final : public kineto::ScanHandler {
   // Start and duration of an 'X' event, or nullopt after counting why not.
   bool interval(uint64_t offset, int64_t& start, int64_t& dur) {
     if (!ev_.has_ts) {
-      issue("event_without_ts", ev_.name, offset);
+      issue(import_issue::event_without_ts, ev_.name, offset);
       return false;
     }
     auto ts = kineto::us_text_to_ns(ev_.ts);
     if (!ts) {
-      issue("bad_timestamp", ev_.ts, offset);
+      issue(import_issue::bad_timestamp, ev_.ts, offset);
       return false;
     }
     if (!ev_.has_dur) {
-      issue("event_without_dur", ev_.name, offset);
+      issue(import_issue::event_without_dur, ev_.name, offset);
       return false;
     }
     auto d = kineto::us_text_to_ns(ev_.dur);
     if (!d) {
-      issue("bad_duration", ev_.dur, offset);
+      issue(import_issue::bad_duration, ev_.dur, offset);
       return false;
     }
     if (*d < 0) {
-      issue("negative_duration", ev_.dur, offset);
+      issue(import_issue::negative_duration, ev_.dur, offset);
       return false;
     }
     if (*ts > INT64_MAX - *d) {
-      issue("bad_duration", ev_.dur, offset);
+      issue(import_issue::bad_duration, ev_.dur, offset);
       return false;
     }
     // The writer drops such rows too (StoreWriter::kMaxAbsTimeNs); here the issue gets the byte offset.
     if (*ts < -StoreWriter::kMaxAbsTimeNs || *ts + *d > StoreWriter::kMaxAbsTimeNs) {
-      issue("timestamp_out_of_range", ev_.has_ts ? ev_.ts : ev_.dur, offset);
+      issue(import_issue::timestamp_out_of_range, ev_.has_ts ? ev_.ts : ev_.dur, offset);
       return false;
     }
     start = *ts;
@@ -289,12 +292,12 @@ class KinetoSink final : public kineto::ScanHandler {
 
   bool timestamp(uint64_t offset, int64_t& ts) {
     if (!ev_.has_ts) {
-      issue("event_without_ts", ev_.name, offset);
+      issue(import_issue::event_without_ts, ev_.name, offset);
       return false;
     }
     auto t = kineto::us_text_to_ns(ev_.ts);
     if (!t) {
-      issue("bad_timestamp", ev_.ts, offset);
+      issue(import_issue::bad_timestamp, ev_.ts, offset);
       return false;
     }
     ts = *t;
@@ -315,7 +318,8 @@ class KinetoSink final : public kineto::ScanHandler {
     }
     if (c == Category::unknown) {
       if (ev_.has_cat && kineto::is_mtia_category(ev_.cat)) saw_mtia_ = true;
-      issue(ev_.has_cat ? "unknown_category" : "event_without_category", ev_.has_cat ? ev_.cat : ev_.name, offset);
+      issue(ev_.has_cat ? import_issue::unknown_category : import_issue::event_without_category,
+            ev_.has_cat ? ev_.cat : ev_.name, offset);
       return;
     }
     int64_t start = 0, dur = 0;
@@ -491,7 +495,7 @@ class KinetoSink final : public kineto::ScanHandler {
       }
       case Category::instant:
       case Category::flow:
-        issue("unexpected_phase", std::string(ev_.cat) + " with ph X", offset);
+        issue(import_issue::unexpected_phase, std::string(ev_.cat) + " with ph X", offset);
         return;
       case Category::ignored:
       case Category::unknown:
@@ -544,7 +548,7 @@ class KinetoSink final : public kineto::ScanHandler {
   // ---- 's'/'f' flow ends, paired by (kind, id) ----
   void flow_event(uint64_t offset) {
     if (!ev_.has_flow_id || !ev_.flow_id) {
-      issue("flow_without_id", ev_.name, offset);
+      issue(import_issue::flow_without_id, ev_.name, offset);
       return;
     }
     int64_t ts = 0;

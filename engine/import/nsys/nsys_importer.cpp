@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "engine/common/error.hpp"
+#include "engine/common/import_issue_kinds.hpp"
 #include "engine/common/sqlite_file.hpp"
 #include "engine/import/nsys/nsys_reader.hpp"
 #include "engine/import/nsys/nsys_sqlite.hpp"
@@ -78,7 +79,7 @@ ImportResult NsysImporter::import(const std::string& path, Store& store, const I
 
   StoreWriter writer(store, info);
   if (version_failure)
-    writer.add_issue("table_unreadable", version_failure->what(), "table " + version_failure->table());
+    writer.add_issue(import_issue::table_unreadable, version_failure->what(), "table " + version_failure->table());
   nsys::ExportReader reader(*file, writer);
   std::optional<ProgressBar> progress;
   if (options.progress) {

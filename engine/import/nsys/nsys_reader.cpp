@@ -1,14 +1,16 @@
 // engine/import/nsys/nsys_reader.cpp — reads the tables of one Nsight Systems export into facts.
 #include "engine/import/nsys/nsys_reader.hpp"
 
-#include <time.h>
 #include <fmt/format.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <deque>
 #include <iostream>
 #include <string_view>
+
+#include "engine/common/import_issue_kinds.hpp"
 
 namespace proflint::nsys {
 
@@ -209,7 +211,7 @@ void ExportReader::guarded(const std::string& table, void (ExportReader::*step)(
     (this->*step)();
   } catch (const ReadError& e) {
     std::string where = e.table().empty() ? table : e.table();
-    w_.add_issue("table_unreadable", e.what(), "table " + where + " row " + std::to_string(e.row()));
+    w_.add_issue(import_issue::table_unreadable, e.what(), "table " + where + " row " + std::to_string(e.row()));
     if (!first_failure_) first_failure_ = ReadError(where, e.row(), e.what());
   }
   if (progress_) progress_->update(static_cast<uint64_t>(w_.rows_written()));
@@ -236,22 +238,22 @@ void ExportReader::issue(std::string_view kind, std::string_view example, const 
 std::string_view ExportReader::string_or_placeholder(int64_t id, std::string& scratch, const Rows& rows) {
   if (const std::string* s = strings_.find(id)) return *s;
   scratch = "<string " + std::to_string(id) + ">";
-  issue("missing_string_id", scratch, rows);
+  issue(import_issue::missing_string_id, scratch, rows);
   return scratch;
 }
 
 std::optional<std::pair<int64_t, int64_t>> ExportReader::interval(const Rows& rows, int start_col, int end_col) {
   if (rows.null(start_col) || rows.null(end_col)) {
-    issue("missing_timestamp", rows.null(start_col) ? "start is NULL" : "end is NULL", rows);
+    issue(import_issue::missing_timestamp, rows.null(start_col) ? "start is NULL" : "end is NULL", rows);
     return std::nullopt;
   }
   int64_t start = rows.i64(start_col), end = rows.i64(end_col);
   if (!in_time_range(start) || !in_time_range(end)) {
-    issue("timestamp_out_of_range", "start " + std::to_string(start) + " end " + std::to_string(end), rows);
+    issue(import_issue::timestamp_out_of_range, "start " + std::to_string(start) + " end " + std::to_string(end), rows);
     return std::nullopt;
   }
   if (end < start) {
-    issue("negative_duration", "start " + std::to_string(start) + " end " + std::to_string(end), rows);
+    issue(import_issue::negative_duration, "start " + std::to_string(start) + " end " + std::to_string(end), rows);
     return std::nullopt;
   }
   return std::pair(start, end - start);  // both within ±2^61: no overflow
@@ -263,7 +265,7 @@ opt_i64 ExportReader::bounded(const Rows& rows, int col, int64_t max, std::strin
   if (rows.null(col)) return std::nullopt;
   int64_t v = rows.i64(col);
   if (v >= 0 && v <= max) return v;
-  issue("value_out_of_range", std::string(what) + " " + std::to_string(v), rows);
+  issue(import_issue::value_out_of_range, std::string(what) + " " + std::to_string(v), rows);
   return std::nullopt;
 }
 
@@ -472,7 +474,8 @@ void ExportReader::read_processes() {
     if (rows.null(1) && rows.null(0)) continue;
     int64_t pid = rows.null(1) ? pid_of_global_pid(rows.i64(0)) : rows.i64(1);
     if (!rows.null(0) && pid_of_global_pid(rows.i64(0)) != pid)
-      issue("pid_mismatch", "globalPid " + std::to_string(rows.i64(0)) + " pid " + std::to_string(pid), rows);
+      issue(import_issue::pid_mismatch, "globalPid " + std::to_string(rows.i64(0)) + " pid " + std::to_string(pid),
+            rows);
     w_.add_process(pid, utf8_text(rows.text(2), scratch));
     processes_from_table_ = true;
   }
@@ -515,7 +518,7 @@ void ExportReader::read_kernels() {
       k.name = string_or_placeholder(*name_id, scratch, rows);
     } else {
       k.name = "<unnamed kernel>";
-      issue("kernel_without_name", "demangledName and shortName are NULL", rows);
+      issue(import_issue::kernel_without_name, "demangledName and shortName are NULL", rows);
     }
     k.grid_x = rows.opt(kGridX);
     k.grid_y = rows.opt(kGridY);
@@ -545,7 +548,7 @@ void ExportReader::read_memcpys() {
     if (rows.null(col)) return std::nullopt;
     bool known = false;
     const std::string& word = mem_kinds_.decode(rows.i64(col), known);
-    if (!known) issue("unknown_memory_kind", std::to_string(rows.i64(col)), rows);
+    if (!known) issue(import_issue::unknown_memory_kind, std::to_string(rows.i64(col)), rows);
     return word;
   };
   while (rows.next()) {
@@ -562,7 +565,9 @@ void ExportReader::read_memcpys() {
     m.bytes = bounded(rows, kBytes, kMaxTransferBytes, "bytes");
     bool known = false;
     if (!rows.null(kCopyKind)) m.kind = memcpy_kinds_.decode(rows.i64(kCopyKind), known);
-    if (!known) issue("unknown_memcpy_kind", rows.null(kCopyKind) ? "NULL" : std::to_string(rows.i64(kCopyKind)), rows);
+    if (!known)
+      issue(import_issue::unknown_memcpy_kind, rows.null(kCopyKind) ? "NULL" : std::to_string(rows.i64(kCopyKind)),
+            rows);
     m.src_kind = mem_kind(kSrcKind);
     m.dst_kind = mem_kind(kDstKind);
     w_.add_memcpy(m);
@@ -589,7 +594,7 @@ void ExportReader::read_memsets() {
     if (!rows.null(kMemKind)) {
       bool known = false;
       m.mem_kind = mem_kinds_.decode(rows.i64(kMemKind), known);
-      if (!known) issue("unknown_memory_kind", std::to_string(rows.i64(kMemKind)), rows);
+      if (!known) issue(import_issue::unknown_memory_kind, std::to_string(rows.i64(kMemKind)), rows);
     }
     w_.add_memset(m);
     note_activity(m.device_id, m.stream_id, m.pid, rows.opt(kContext));
@@ -613,7 +618,8 @@ void ExportReader::read_syncs() {
     s.correlation_id = rows.opt(kCorrelation);
     bool known = false;
     if (!rows.null(kSyncType)) s.kind = sync_kinds_.decode(rows.i64(kSyncType), known);
-    if (!known) issue("unknown_sync_type", rows.null(kSyncType) ? "NULL" : std::to_string(rows.i64(kSyncType)), rows);
+    if (!known)
+      issue(import_issue::unknown_sync_type, rows.null(kSyncType) ? "NULL" : std::to_string(rows.i64(kSyncType)), rows);
     w_.add_sync_event(s);
   }
 }
@@ -642,7 +648,7 @@ void ExportReader::read_runtime() {
     a.correlation_id = rows.opt(kCorrelation);
     if (rows.null(kNameId)) {
       a.name = "<unnamed api call>";
-      issue("api_call_without_name", "nameId is NULL", rows);
+      issue(import_issue::api_call_without_name, "nameId is NULL", rows);
     } else if (auto it = names.find(rows.i64(kNameId)); it != names.end()) {
       a.name = it->second;
     } else if (const std::string* s = strings_.find(rows.i64(kNameId))) {
@@ -709,7 +715,7 @@ void ExportReader::read_nvtx() {
   while (rows.next()) {
     w_.count_event();
     if (rows.null(kType)) {
-      issue("nvtx_event_without_type", "eventType is NULL", rows);
+      issue(import_issue::nvtx_event_without_type, "eventType is NULL", rows);
       continue;
     }
     int64_t type = rows.i64(kType);
@@ -719,16 +725,16 @@ void ExportReader::read_nvtx() {
       return std::nullopt;
     };
     if (type == kNvtxMark) {
-      issue("nvtx_mark_skipped", text().value_or(""), rows);
+      issue(import_issue::nvtx_mark_skipped, text().value_or(""), rows);
       continue;
     }
     if (is_nvtx_metadata(type)) continue;
     if (type != kNvtxPushPopRange && type != kNvtxStartEndRange) {
-      issue("nvtx_unsupported_event_type", std::to_string(type), rows);
+      issue(import_issue::nvtx_unsupported_event_type, std::to_string(type), rows);
       continue;
     }
     if (rows.null(kEnd) && !rows.null(kStart)) {
-      issue("nvtx_range_without_end", text().value_or(""), rows);
+      issue(import_issue::nvtx_range_without_end, text().value_or(""), rows);
       continue;
     }
     auto span = interval(rows, kStart, kEnd);
@@ -746,7 +752,7 @@ void ExportReader::read_nvtx() {
       r.name = *t;
     } else {
       r.name = "<unnamed range>";
-      issue("nvtx_range_without_text", "text and textId are NULL", rows);
+      issue(import_issue::nvtx_range_without_text, "text and textId are NULL", rows);
     }
     if (!torch_nvtx_ && is_torch_emit_nvtx(r.name)) torch_nvtx_ = true;
     if (!rows.null(kDomain) && rows.i64(kDomain) != 0) {
@@ -757,7 +763,7 @@ void ExportReader::read_nvtx() {
       } else if (auto by_id = domains_by_id_.find(domain); by_id != domains_by_id_.end() && by_id->second) {
         r.domain = *by_id->second;
       } else {
-        issue("nvtx_unknown_domain", std::to_string(domain), rows);
+        issue(import_issue::nvtx_unknown_domain, std::to_string(domain), rows);
       }
     }
     w_.add_range(r);
@@ -772,7 +778,7 @@ void ExportReader::read_memory_usage() {
   while (rows.next()) {
     w_.count_event();
     if (rows.null(kStart) || rows.null(kDevice) || rows.null(kBytes) || rows.null(kOperation)) {
-      issue("memory_event_incomplete", "start, deviceId, bytes or memoryOperationType is NULL", rows);
+      issue(import_issue::memory_event_incomplete, "start, deviceId, bytes or memoryOperationType is NULL", rows);
       continue;
     }
     bool known = false;
@@ -783,19 +789,19 @@ void ExportReader::read_memory_usage() {
     if (op == "alloc") delta = *bytes;
     else if (op == "free") delta = -*bytes;
     else {
-      issue("unknown_memory_operation", std::to_string(rows.i64(kOperation)), rows);
+      issue(import_issue::unknown_memory_operation, std::to_string(rows.i64(kOperation)), rows);
       continue;
     }
     MemorySampleRow m;
     m.device_id = rows.i64(kDevice);
     m.ts_ns = rows.i64(kStart);
     if (!in_time_range(m.ts_ns)) {
-      issue("timestamp_out_of_range", "start " + std::to_string(m.ts_ns), rows);
+      issue(import_issue::timestamp_out_of_range, "start " + std::to_string(m.ts_ns), rows);
       continue;
     }
     int64_t& total = allocated[m.device_id];
     if (__builtin_add_overflow(total, delta, &total)) {
-      issue("value_out_of_range", "allocated bytes overflow after bytes " + std::to_string(*bytes), rows);
+      issue(import_issue::value_out_of_range, "allocated bytes overflow after bytes " + std::to_string(*bytes), rows);
       total = 0;
       continue;
     }
@@ -825,7 +831,7 @@ void ExportReader::read_gpu_metrics() {
   while (rows.next()) {
     w_.count_event();
     if (rows.null(kTimestamp) || rows.null(kMetricId) || rows.null(kValue)) {
-      issue("gpu_metric_incomplete", "timestamp, metricId or value is NULL", rows);
+      issue(import_issue::gpu_metric_incomplete, "timestamp, metricId or value is NULL", rows);
       continue;
     }
     CounterRow c;
@@ -843,7 +849,7 @@ void ExportReader::read_gpu_metrics() {
     } else {
       scratch = "metric " + std::to_string(metric);
       c.name = scratch;
-      issue("gpu_metric_without_name", scratch, rows);
+      issue(import_issue::gpu_metric_without_name, scratch, rows);
     }
     // The low byte of typeId is the nsys GPU id (TARGET_INFO_GPU.id).
     if (type)
@@ -875,7 +881,7 @@ void ExportReader::read_streams() {
       if (rows.null(0) || rows.null(1) || rows.null(2)) continue;
       auto it = context_device_.find({rows.i64(1), rows.i64(2)});
       if (it == context_device_.end()) {
-        issue("stream_without_device", "stream " + std::to_string(rows.i64(0)), rows);
+        issue(import_issue::stream_without_device, "stream " + std::to_string(rows.i64(0)), rows);
         continue;
       }
       w_.add_stream(it->second, rows.i64(0), std::nullopt);
@@ -905,7 +911,7 @@ void ExportReader::write_devices() {
     d.device_id = device;
     std::string note;
     if (has_gpu_table_) {
-      w_.add_issue("device_not_in_gpu_table", "device " + std::to_string(device), "table TARGET_INFO_GPU");
+      w_.add_issue(import_issue::device_not_in_gpu_table, "device " + std::to_string(device), "table TARGET_INFO_GPU");
     } else {
       auto hint = combine_arch_hints(hints[device]);
       note = "device " + std::to_string(device) + ": no GPU table in the export; ";
@@ -920,7 +926,7 @@ void ExportReader::write_devices() {
       } else {
         note += "compute capability unknown";
       }
-      w_.add_issue("device_inferred_from_kernel_names", note, "table " + kKernel);
+      w_.add_issue(import_issue::device_inferred_from_kernel_names, note, "table " + kKernel);
     }
     devices_.emplace(device, d);
   }
@@ -931,7 +937,7 @@ void ExportReader::write_devices() {
       if (pids.size() < 2) continue;
       std::string list;
       for (int64_t pid : pids) list += (list.empty() ? "" : ", ") + std::to_string(pid);
-      w_.add_issue("device_shared_by_processes",
+      w_.add_issue(import_issue::device_shared_by_processes,
                    fmt::format("device {}: processes {} ran work on it and the export records no per-process GPU "
                                "identity (TARGET_INFO_CUDA_DEVICE pid/uuid): counted as one GPU",
                                device, list),

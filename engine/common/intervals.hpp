@@ -1,4 +1,4 @@
-// engine/derive/intervals.hpp — pure interval math: union (DLProf "flatten"), intersection, priority sweep.
+// engine/common/intervals.hpp — pure interval math: union (DLProf "flatten"), intersection, priority sweep.
 //
 // Everything works on half-open [start, end) nanosecond intervals so that touching intervals do
 // not overlap and lengths add up exactly. Empty or inverted intervals are ignored everywhere.

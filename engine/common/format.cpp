@@ -1,5 +1,5 @@
-// engine/report/format.cpp — see format.hpp.
-#include "engine/report/format.hpp"
+// engine/common/format.cpp — see format.hpp.
+#include "engine/common/format.hpp"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
-// engine/import/load.cpp — see load.hpp.
-#include "engine/import/load.hpp"
+// engine/pipeline/load.cpp — see load.hpp.
+#include "engine/pipeline/load.hpp"
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>

@@ -1,4 +1,4 @@
-// engine/report/format.hpp — human formatting of durations, sizes and shares (pure functions).
+// engine/common/format.hpp — human formatting of durations, sizes and shares (pure functions).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// engine/import/load.hpp — turning the command line's inputs into one derived fact store.
+// engine/pipeline/load.hpp — turning the command line's inputs into one derived fact store.
 //
 // Profiles are imported into an in-memory store; a saved proflint store is copied into memory
 // (the user's file is never modified) and re-derived only when asked (other --key-node ...).
