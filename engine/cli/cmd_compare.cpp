@@ -105,6 +105,9 @@ int compare_history(const CommonOptions& options, const CompareOptions& compare,
   std::vector<const gate::Side*> baselines;
   for (const auto& s : sides) baselines.push_back(&s);
   emit(result, options, baselines, c.side);
+  std::vector<const std::vector<Finding>*> all{&c.findings};
+  for (const auto& f : findings) all.push_back(&f);
+  if (int rc = rule_error_exit_code(all, options)) return rc;
   return result.exit_code();
 }
 
@@ -165,6 +168,7 @@ int cmd_compare(const CommonOptions& options, const CompareOptions& compare) {
   LoadedSide c = pending.get();
   auto result = gate::compare_sides(b.side, c.side, b.findings, c.findings, config.gate, compare.strict);
   emit(result, options, {&b.side}, c.side);
+  if (int rc = rule_error_exit_code({&b.findings, &c.findings}, options)) return rc;
   return result.exit_code();
 }
 

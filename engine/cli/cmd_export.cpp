@@ -84,7 +84,7 @@ int cmd_export(const CommonOptions& options, const ExportOptions& e) {
   // Like `report`, the files written go to stdout, unless stdout is the trace itself.
   (e.output == "-" ? std::cerr : std::cout) << "wrote " << (e.format == "paraver" ? base + ".prv, .pcf, .row" : e.output)
                                             << " (" << summary << ")\n";
-  return 0;
+  return rule_error_exit_code({&findings}, options);
 }
 
 }  // namespace proflint

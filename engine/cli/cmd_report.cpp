@@ -206,7 +206,7 @@ int cmd_report(const CommonOptions& options, const ReportOptions& report) {
     throw;
   }
   for (const auto& path : paths) std::cout << "wrote " << path.string() << "\n";
-  return 0;
+  return analysis ? rule_error_exit_code({&analysis->findings}, options) : 0;
 }
 
 }  // namespace proflint

@@ -114,6 +114,21 @@ AnalysisOptions analysis_options(const Config& config, const CommonOptions& o) {
   return ao;
 }
 
+// A rule that failed is input proflint could not use: exit 2 when asked (the outputs are written
+// and complete, with the rule-error findings in them).
+int rule_error_exit_code(const std::vector<const std::vector<Finding>*>& findings, const CommonOptions& options) {
+  if (!options.fail_on_rule_error.value_or(running_in_ci())) return 0;
+  int64_t failed = 0;
+  for (const auto* list : findings)
+    failed += std::count_if(list->begin(), list->end(), [](const Finding& f) { return f.id == "rule-error"; });
+  if (failed == 0) return 0;
+  std::cerr << "proflint: error: " << failed << " Lua rule error" << (failed == 1 ? "" : "s")
+            << " (see the rule-error findings); exiting with 2 because of --fail-on-rule-error"
+            << (options.fail_on_rule_error ? "" : " (on by default under CI=true; --no-fail-on-rule-error turns it off)")
+            << "\n";
+  return 2;
+}
+
 namespace {
 
 // RFC 4180 field: quoted when it holds a comma, quote or line break.
@@ -214,19 +229,7 @@ int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze) {
   std::vector<OutputFile*> outputs{&out};
   if (db_out) outputs.push_back(&*db_out);
   commit_all(outputs);
-  // A rule that failed is input proflint could not use: exit 2 when asked (the output above is
-  // complete, with the rule-error findings in it).
-  if (analyze.fail_on_rule_error.value_or(running_in_ci())) {
-    int64_t failed = std::count_if(result.findings.begin(), result.findings.end(),
-                                   [](const Finding& f) { return f.id == "rule-error"; });
-    if (failed > 0) {
-      std::cerr << "proflint: error: " << failed << " Lua rule error" << (failed == 1 ? "" : "s")
-                << " (see the rule-error findings); exiting with 2 because of --fail-on-rule-error"
-                << (analyze.fail_on_rule_error ? "" : " (on by default under CI=true; --no-fail-on-rule-error turns it off)")
-                << "\n";
-      return 2;
-    }
-  }
+  if (int rc = rule_error_exit_code({&result.findings}, options)) return rc;
   if (threshold) {
     for (const auto& f : result.findings)
       if (!f.diagnostic && f.effective_severity >= *threshold) return 1;

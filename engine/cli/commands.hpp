@@ -25,6 +25,9 @@ struct CommonOptions {
   bool progress = false;
   std::vector<std::string> rule_dirs;      // --rules DIR (repeatable): folders of Lua rules
   std::string job_by = "auto";             // --job-by auto|given|none (docs/multi-rank.md)
+  // --fail-on-rule-error / --no-fail-on-rule-error (every command that runs Lua rules); unset:
+  // on when the environment has CI=true.
+  std::optional<bool> fail_on_rule_error;
 };
 
 // `proflint --version`: the version, then the input libraries this build and CPU use (simdjson
@@ -40,8 +43,6 @@ struct AnalyzeOptions {
   std::string fail_on = "never";         // high | medium | low | never
   std::vector<std::string> only, skip;   // detector/rule ids
   std::optional<std::string> db_path;    // --db: also save the derived store
-  // --fail-on-rule-error / --no-fail-on-rule-error; unset: on when the environment has CI=true.
-  std::optional<bool> fail_on_rule_error;
 };
 int cmd_rules_list(const CommonOptions& options);
 int cmd_rules_explain(const CommonOptions& options, const std::string& id);
@@ -56,6 +57,10 @@ Store load_store(const std::vector<std::string>& inputs, const CommonOptions& op
 // Detectors, rules, suppressions and limits from proflint.toml plus --rules: what analyze, report
 // and compare all run.
 AnalysisOptions analysis_options(const Config& config, const CommonOptions& options);
+// The exit code --fail-on-rule-error asks for once a command's outputs are written: 2 (said on
+// stderr) when `findings` hold a rule-error and the flag, or CI=true without
+// --no-fail-on-rule-error, is set; else 0. analyze, report, compare and export end with it.
+int rule_error_exit_code(const std::vector<const std::vector<Finding>*>& findings, const CommonOptions& options);
 
 // `proflint report`: DLProf-style report files (engine/cli/cmd_report.cpp, docs/reports.md).
 struct ReportOptions {

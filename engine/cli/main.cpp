@@ -28,6 +28,14 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"auto", "given", "none"}));
   };
 
+  // Every command that runs Lua rules takes the pair (one is parsed per run, so they share).
+  bool fail_rules = false, no_fail_rules = false;
+  auto add_rule_error_flags = [&](CLI::App* cmd) {
+    cmd->add_flag("--fail-on-rule-error", fail_rules,
+                  "exit 2 when a Lua rule fails (rule-error); the default when the environment has CI=true");
+    cmd->add_flag("--no-fail-on-rule-error", no_fail_rules, "a failing Lua rule does not change the exit code");
+  };
+
   AnalyzeOptions analyze_opts;
   auto* analyze = app.add_subcommand("analyze", "find performance problems, ranked by estimated time saved");
   analyze->add_option("PROFILE", common.inputs, "profile files or a saved store")->required();
@@ -36,10 +44,7 @@ int main(int argc, char** argv) {
   analyze->add_option("-o,--output", common.output, "output file (default stdout)");
   analyze->add_option("--fail-on", analyze_opts.fail_on, "exit 1 when a finding has at least this severity")
       ->check(CLI::IsMember({"high", "medium", "low", "never"}));
-  bool fail_rules = false, no_fail_rules = false;
-  analyze->add_flag("--fail-on-rule-error", fail_rules,
-                    "exit 2 when a Lua rule fails (rule-error); the default when the environment has CI=true");
-  analyze->add_flag("--no-fail-on-rule-error", no_fail_rules, "a failing Lua rule does not change the exit code");
+  add_rule_error_flags(analyze);
   analyze->add_option("--only", analyze_opts.only, "run only these detector/rule ids")->delimiter(',');
   analyze->add_option("--skip", analyze_opts.skip, "do not run these detector/rule ids")->delimiter(',');
   analyze->add_option("--db", analyze_opts.db_path, "also save the derived fact store to this file");
@@ -76,6 +81,7 @@ int main(int argc, char** argv) {
   report->add_flag("--force", report_opts.force, "overwrite existing report files");
   add_derive_flags(report);
   report->add_option("--rules", common.rule_dirs, "also run the Lua rules in this folder for expert_systems (repeatable)");
+  add_rule_error_flags(report);
 
   CompareOptions compare_opts;
   auto* compare = app.add_subcommand("compare", "regression gate: is the candidate slower or worse than the baseline?");
@@ -87,6 +93,7 @@ int main(int argc, char** argv) {
   compare->add_option("-o,--output", common.output, "output file (default stdout)");
   compare->add_flag("--strict", compare_opts.strict, "exit 1 when the result is inconclusive, too");
   compare->add_option("--rules", common.rule_dirs, "also run the Lua rules in this folder (repeatable)");
+  add_rule_error_flags(compare);
   add_derive_flags(compare);
 
   ExportOptions export_opts;
@@ -99,6 +106,7 @@ int main(int argc, char** argv) {
       ->required();
   exp->add_flag("--no-findings", export_opts.no_findings, "do not run the analysis (no findings track)");
   exp->add_option("--rules", common.rule_dirs, "also run the Lua rules in this folder for the findings track (repeatable)");
+  add_rule_error_flags(exp);
   add_derive_flags(exp);
 
   std::string explain_id;
@@ -131,7 +139,7 @@ int main(int argc, char** argv) {
     std::cerr << "proflint: error: give --fail-on-rule-error or --no-fail-on-rule-error, not both\n";
     return 2;
   }
-  if (fail_rules || no_fail_rules) analyze_opts.fail_on_rule_error = fail_rules;
+  if (fail_rules || no_fail_rules) common.fail_on_rule_error = fail_rules;
 
   // The files an error that escaped every stage is attributed to.
   auto named_inputs = [&] {

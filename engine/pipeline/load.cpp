@@ -26,6 +26,7 @@
 #include "engine/common/error.hpp"
 #include "engine/common/jobs.hpp"
 #include "engine/common/memory.hpp"
+#include "engine/common/sqlite_file.hpp"
 #include "engine/derive/derive_trace.hpp"
 #include "engine/derive/jobs.hpp"
 #include "engine/import/importer.hpp"
@@ -51,18 +52,26 @@ int stored_schema_version(const std::string& path) {
     SQLite::Database probe(path, SQLite::OPEN_READONLY);
     return probe.execAndGet("PRAGMA user_version").getInt();
   } catch (const std::exception& e) {
-    throw input_error(path, "", std::string("cannot open store: ") + e.what());
+    throw input_error(path, "", "cannot open store: " + sqlite_damage_words(e.what()));
   }
+}
+
+// The copy gets the file's page size (else SQLite refuses the backup into memory with "attempt
+// to write a readonly database": every store of another page size failed so) and no schema of
+// its own, which the backup would replace whole.
+Store copy_of(const std::string& path, SQLite::Database& source, Store::Sharing sharing) {
+  Store copy = Store::create_in_memory_copy_target(sharing, source.execAndGet("PRAGMA page_size").getInt());
+  backup_into(path, source.getHandle(), copy);
+  return copy;
 }
 
 // Copies a saved store into a fresh in-memory store with the SQLite backup API. A store saved by
 // an older proflint is upgraded in the copy (the user's file is never modified).
 Store copy_store_into_memory(const std::string& path, Store::Sharing sharing) {
   int version = stored_schema_version(path);
-  Store copy = Store::create_in_memory(sharing);
   if (version >= 1 && version < latest_schema_version()) {
     SQLite::Database source(path, SQLite::OPEN_READONLY);
-    backup_into(path, source.getHandle(), copy);
+    Store copy = copy_of(path, source, sharing);
     const auto& all = migrations();
     for (size_t i = static_cast<size_t>(version); i < all.size(); ++i) {
       copy.db().exec(all[i].sql);
@@ -71,8 +80,7 @@ Store copy_store_into_memory(const std::string& path, Store::Sharing sharing) {
     return copy;
   }
   Store source = Store::open_existing(path, /*read_only=*/true);
-  backup_into(path, source.db().getHandle(), copy);
-  return copy;
+  return copy_of(path, source.db(), sharing);
 }
 
 // PROFLINT_TIMINGS=1 prints how long each stage took on stderr (used by bench/ingest_real.sh).
@@ -239,8 +247,11 @@ void verify_store_schema(const std::string& path, Store& store) {
     try {
       SQLite::Statement probe(store.db(), "SELECT * FROM \"" + name + "\" LIMIT 0");
     } catch (const std::exception& e) {
-      throw input_error(path, "table " + name,
-                        std::string("damaged proflint store: ") + e.what() + " (expected the tables and views of schema version " +
+      // SQLite compiles the whole schema for the first statement: a damaged entry fails every
+      // table's probe, so the place is that entry, not the table probed.
+      std::string entry = damaged_schema_entry(e.what());
+      throw input_error(path, entry.empty() ? "table " + name : "schema entry " + entry,
+                        "damaged proflint store: " + sqlite_damage_words(e.what()) + " (expected the tables and views of schema version " +
                             std::to_string(latest_schema_version()) + "; re-create the store from the profile)");
     }
   }
@@ -270,6 +281,7 @@ Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& opti
   if (paths.empty()) throw Error("no input profile given");
   for (const auto& path : paths) require_regular_file(path);
   if (paths.size() == 1 && Store::is_store_file(paths[0])) {
+    check_sqlite_header(paths[0], /*copied_for_writing=*/true);
     try {
       std::error_code ec;
       auto bytes = static_cast<double>(std::filesystem::file_size(paths[0], ec));
@@ -290,7 +302,7 @@ Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& opti
       // "no such table: main._kernel", "malformed database schema", "unordered_map::at": a store
       // that was damaged or edited after proflint wrote it.
       throw input_error(paths[0], "",
-                        std::string("damaged proflint store: ") + e.what() + " (expected the tables and rows of schema version " +
+                        "damaged proflint store: " + sqlite_damage_words(e.what()) + " (expected the tables and rows of schema version " +
                             std::to_string(latest_schema_version()) +
                             " as proflint ingest writes them; re-create the store from the profile)");
     }

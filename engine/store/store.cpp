@@ -14,11 +14,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <string_view>
 #include <thread>
 
 #include "engine/common/error.hpp"
 #include "engine/common/output_file.hpp"
+#include "engine/common/sqlite_file.hpp"
 #include "engine/store/migrations.hpp"
 
 namespace proflint {
@@ -117,20 +119,43 @@ void set_memdb_size_limit(SQLite::Database& db) {
 
 int latest_schema_version() { return static_cast<int>(migrations().size()); }
 
+// The schema is built once per process, in a store that every new one copies page by page with
+// the backup API: running every migration again for each store cost more than importing a small
+// trace (40% of the `pipeline` fuzz target's time; tests and parallel imports create many).
 Store Store::create_in_memory(Sharing sharing) {
+  static std::mutex mutex;  // the schema store's connection is used by one thread at a time
+  static Store* schema = [] {
+    auto* s = new Store(create_in_memory_copy_target(Sharing::none, 0));  // lives as long as the process
+    s->migrate();
+    return s;
+  }();
+  Store store = create_in_memory_copy_target(sharing, 0);
+  std::lock_guard lock(mutex);
+  sqlite3_backup* backup = sqlite3_backup_init(store.db().getHandle(), "main", schema->db().getHandle(), "main");
+  int rc = backup ? sqlite3_backup_step(backup, -1) : sqlite3_errcode(store.db().getHandle());
+  sqlite3_backup_finish(backup);
+  if (rc != SQLITE_DONE) throw Error(std::string("cannot create an in-memory store: ") + sqlite3_errstr(rc));
+  return store;
+}
+
+Store Store::create_in_memory_copy_target(Sharing sharing, int page_size) {
+  // The page size holds only when set before anything is written (0: SQLite's default).
+  auto set_page_size = [&](SQLite::Database& db) {
+    if (page_size > 0) db.exec("PRAGMA page_size=" + std::to_string(page_size));
+  };
   if (sharing == Sharing::none) {
     auto db = std::make_unique<SQLite::Database>(":memory:", open_flags());
+    set_page_size(*db);
     Store store(std::move(db), "", nullptr);
     tune_for_bulk_load(store.db(), false);
-    store.migrate();
     return store;
   }
   std::string name = new_memdb_name();
   auto db = std::make_unique<SQLite::Database>(name.c_str(), open_flags(), 0, "memdb");
+  set_page_size(*db);
   set_memdb_size_limit(*db);
   Store store(std::move(db), name, "memdb");
   tune_for_bulk_load(store.db(), true);
-  store.migrate();
   return store;
 }
 
@@ -170,7 +195,7 @@ Store Store::open_existing(const std::string& path, bool read_only) {
   try {
     db = std::make_unique<SQLite::Database>(path, read_only ? SQLite::OPEN_READONLY : SQLite::OPEN_READWRITE);
   } catch (const std::exception& e) {
-    throw input_error(path, "", std::string("cannot open store: ") + e.what());
+    throw input_error(path, "", "cannot open store: " + sqlite_damage_words(e.what()));
   }
   Store store(std::move(db), path, nullptr);
   int version = store.schema_version();

@@ -20,6 +20,11 @@ class Store {
   enum class Sharing { shared, none };
   // A new, empty store in memory with all migrations applied.
   static Store create_in_memory(Sharing sharing = Sharing::shared);
+  // A new in-memory store with no schema and pages of `page_size` bytes, for the SQLite backup
+  // API to copy a saved store of that page size into: SQLite refuses to back up into an
+  // in-memory database of another page size ("attempt to write a readonly database"), and a
+  // schema would only be replaced whole by the copy.
+  static Store create_in_memory_copy_target(Sharing sharing, int page_size);
   // True when this is a shared store grown past half its limit: an import or derivation that
   // failed here most likely ran out of room, and is redone in a Sharing::none store.
   bool near_shared_limit() const;

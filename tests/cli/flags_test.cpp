@@ -158,6 +158,48 @@ TEST(CliRules, FailOnRuleErrorDecidesTheExitCode) {
   EXPECT_EQ(run_with_env("CI=true", "analyze fixtures/sample_train.json.gz --format json").exit_code, 0);
 }
 
+// Every command that runs the Lua rules honours the flags as analyze does (it was analyze alone):
+// the outputs are written whole, then the exit code is 2.
+TEST(CliRules, FailOnRuleErrorAppliesToReportCompareAndExport) {
+  std::string dir = temp_dir("broken_rules_all");
+  std::ofstream(dir + "/broken.lua") << "return { id = 'broken', title = 't', evaluate = function(ctx) error('boom') end }\n";
+  const std::string rules = " --rules " + shell_quote(dir);
+  const std::string trace = "fixtures/sample_train.json.gz";
+  struct Case {
+    std::string name, args, output;  // output: a file the command writes, which must exist after exit 2
+  };
+  std::vector<Case> cases = {
+      {"report", "report " + trace + " --reports expert_systems --force --output-path " + shell_quote(dir + "/reports"),
+       dir + "/reports/proflint_expert_systems.csv"},
+      {"compare", "compare " + trace + " " + trace + " --format json -o " + shell_quote(dir + "/gate.json"),
+       dir + "/gate.json"},
+      {"export", "export " + trace + " --format chrome -o " + shell_quote(dir + "/trace.json"), dir + "/trace.json"},
+  };
+  for (const auto& c : cases) {
+    auto off = run_with_env("CI=", c.args + rules);
+    EXPECT_EQ(off.exit_code, 0) << c.name << ": " << off.err;
+    fs::remove(c.output);
+    auto on = run_with_env("CI=", c.args + rules + " --fail-on-rule-error");
+    EXPECT_EQ(on.exit_code, 2) << c.name << ": " << on.err;
+    EXPECT_NE(on.err.find("Lua rule error"), std::string::npos) << c.name << ": " << on.err;
+    EXPECT_NE(on.err.find("exiting with 2 because of --fail-on-rule-error"), std::string::npos) << c.name << ": " << on.err;
+    EXPECT_TRUE(fs::exists(c.output)) << c.name << ": the output is complete all the same";
+    EXPECT_EQ(run_with_env("CI=true", c.args + rules).exit_code, 2) << c.name;
+    EXPECT_EQ(run_with_env("CI=true", c.args + rules + " --no-fail-on-rule-error").exit_code, 0) << c.name;
+  }
+  // compare runs the rule on both sides: two rule-error findings.
+  auto both = run_with_env("CI=true", cases[1].args + rules);
+  EXPECT_NE(both.err.find("proflint: error: 2 Lua rule errors"), std::string::npos) << both.err;
+  // The rule-error is in the expert_systems report that was written.
+  EXPECT_NE(slurp(cases[0].output).find("rule-error"), std::string::npos);
+  // No rules run, nothing to fail: a report without expert_systems, an export without findings.
+  EXPECT_EQ(run_with_env("CI=true", "report " + trace + " --reports summary --force --output-path " +
+                                        shell_quote(dir + "/reports") + rules)
+                .exit_code,
+            0);
+  EXPECT_EQ(run_with_env("CI=true", cases[2].args + " --no-findings" + rules).exit_code, 0);
+}
+
 TEST(CliProgress, PlainLinesWithoutATerminal) {
   auto r = run_proflint_in(root(), "summary fixtures/sample_train.json.gz --progress");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -83,7 +83,7 @@ TEST_F(HostileInput, StoreWithADroppedTableNamesTheFileAndWhatWasExpected) {
   { SQLite::Database(db, SQLite::OPEN_READWRITE).exec("DROP TABLE _kernel"); }
   auto r = run_proflint("summary " + shell_quote(db));
   // Was the bare "no such table: main._kernel".
-  expect_named_failure(r, db, {"damaged proflint store", "_kernel", "schema version"});
+  expect_named_failure(r, db, {"table _kernel: damaged proflint store: missing table _kernel", "schema version"});
 }
 
 TEST_F(HostileInput, StoreWithTamperedApplicationIdIsNotCalledAnNsysExport) {
@@ -116,6 +116,86 @@ TEST_F(HostileInput, OldSchemaVersionDoesNotSuggestAnOptionThatDoesNotExist) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(r.err.find("writable"), std::string::npos) << r.err;  // "open it writable to upgrade": no such option
   EXPECT_NE(r.err.find(db), std::string::npos) << r.err;
+}
+
+// Damaged SQLite files, as a fuzzer or a bad copy leaves them: each says what is wrong in
+// proflint's words, with the place, instead of SQLite's ("attempt to write a readonly database",
+// "database disk image is malformed", "malformed database schema (x)").
+
+// `bytes` with the first `from` replaced by `to` (same length: the pages keep their layout).
+std::string replaced(std::string bytes, const std::string& from, const std::string& to) {
+  size_t at = bytes.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  EXPECT_EQ(from.size(), to.size());
+  if (at != std::string::npos) bytes.replace(at, from.size(), to);
+  return bytes;
+}
+
+TEST_F(HostileInput, StoreWithAWriteVersionAbove2IsNotCalledAReadonlyDatabase) {
+  auto db = ingest("write_version.db");
+  auto bytes = slurp(db);
+  bytes[18] = 3;  // file format write version: above 2 SQLite opens the file, and its copies, read-only
+  write("write_version.db", bytes);
+  auto r = run_proflint("summary " + shell_quote(db));
+  expect_named_failure(r, db, {"SQLite header byte 18: file format write version 3, expected 1 (rollback journal) or 2"});
+  EXPECT_EQ(r.err.find("readonly"), std::string::npos) << r.err;
+}
+
+TEST_F(HostileInput, StoreWithAnotherPageSizeLoads) {
+  // A store vacuumed to 512-byte pages (as scripts/fuzz_seeds.py shrinks its seeds) is a valid
+  // store: it failed with "attempt to write a readonly database", since SQLite refuses to back up
+  // into an in-memory database of another page size (which also kept the store fuzzer from
+  // getting past the copy).
+  auto db = ingest("small_pages.db");
+  auto before = run_proflint("summary --format json " + shell_quote(db));
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+  {
+    SQLite::Database edit(db, SQLite::OPEN_READWRITE);
+    edit.exec("PRAGMA page_size = 512");
+    edit.exec("VACUUM");
+    ASSERT_EQ(edit.execAndGet("PRAGMA page_size").getInt(), 512);
+  }
+  auto after = run_proflint("summary --format json " + shell_quote(db));
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(after.out, before.out);
+}
+
+TEST_F(HostileInput, TruncatedStoreAndExportSayWhereTheyEnd) {
+  auto db = ingest("cut.db");
+  auto nsys = write("cut.sqlite", slurp((proflint::testing::source_dir() / "fixtures/sample_train.nsys.sqlite").string()));
+  for (const auto& file : {db, nsys}) {
+    auto bytes = slurp(file);
+    const uint32_t page_size = static_cast<unsigned char>(bytes[16]) << 8 | static_cast<unsigned char>(bytes[17]);
+    const uint32_t pages = static_cast<unsigned char>(bytes[28]) << 24 | static_cast<unsigned char>(bytes[29]) << 16 |
+                           static_cast<unsigned char>(bytes[30]) << 8 | static_cast<unsigned char>(bytes[31]);
+    ASSERT_EQ(bytes.size(), uint64_t{page_size} * pages) << file;  // the header's count is the file's
+    size_t cut = bytes.size() / 2 + 100;                             // mid-page
+    write(fs::path(file).filename().string(), bytes.substr(0, cut));
+    auto r = run_proflint("summary " + shell_quote(file));
+    expect_named_failure(r, file,
+                         {("byte " + std::to_string(cut) + ": the file ends early (truncated): its SQLite header says " +
+                           std::to_string(pages) + " pages of " + std::to_string(page_size) + " bytes")
+                              .c_str()});
+    EXPECT_EQ(r.err.find("malformed"), std::string::npos) << r.err;
+  }
+}
+
+TEST_F(HostileInput, DamagedSchemaEntryIsNamedInProflintsWords) {
+  // One flipped word in the CREATE statement that sqlite_master keeps for an index of the store
+  // and for a table of an nsys export.
+  auto db = ingest("schema.db");
+  write("schema.db", replaced(slurp(db), "CREATE INDEX kernel_by_name", "CREATE XXXXX kernel_by_name"));
+  auto r = run_proflint("summary " + shell_quote(db));
+  // Was "table _api_call: damaged proflint store: malformed database schema (kernel_by_name) - ...".
+  expect_named_failure(r, db, {"schema entry kernel_by_name: damaged proflint store: the file's schema table "
+                               "(sqlite_master) is damaged: the definition of 'kernel_by_name' does not compile"});
+  EXPECT_EQ(r.err.find("malformed database schema"), std::string::npos) << r.err;
+
+  auto nsys = write("schema.sqlite", replaced(slurp((proflint::testing::source_dir() / "fixtures/sample_train.nsys.sqlite").string()),
+                                              "CREATE TABLE StringIds", "CREATE XXXXX StringIds"));
+  auto n = run_proflint("summary " + shell_quote(nsys));
+  expect_named_failure(n, nsys, {"the definition of 'StringIds' does not compile", "edited or damaged"});
+  EXPECT_EQ(n.err.find("malformed database schema"), std::string::npos) << n.err;
 }
 
 TEST_F(HostileInput, OversizedEventIsNotReportedAsAnEmptyTrace) {

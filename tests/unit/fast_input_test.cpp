@@ -115,24 +115,35 @@ TEST_F(FastInput, IsaLRefusesWhatZlibRefuses) {
   bad_crc[bad_crc.size() - 6] ^= 0x55;  // CRC-32 of the trailer
   std::string bad_data = gz;
   for (size_t i = 100; i < 140; ++i) bad_data[i] = static_cast<char>(0xFF);
+  std::string bad_method = gz;
+  bad_method[2] = 7;  // compression method (RFC 1952: 8 = deflate), header byte 2
   struct Case {
     std::string name, bytes, message;
   };
+  // The messages are proflint's, the same for both inflaters: zlib's texts ("invalid distance too
+  // far back", "incorrect header check") used to be quoted in parentheses (issue 20).
   std::vector<Case> cases = {
       {"cut.gz", gz.substr(0, gz.size() / 2), "gzip data ends early"},
       {"no_trailer.gz", gz.substr(0, gz.size() - 8), "gzip data ends early"},
-      {"crc.gz", bad_crc, "corrupt gzip data"},
-      {"data.gz", bad_data, "corrupt gzip data"},
-      {"garbage_after.gz", gz + "trailing text", "corrupt gzip data"},
+      {"crc.gz", bad_crc, "corrupt gzip data: the CRC-32 or length at the end of a gzip member does not match"},
+      {"data.gz", bad_data, "corrupt gzip data: the compressed (deflate) data is damaged"},
+      {"method.gz", bad_method, "corrupt gzip data: the gzip header is not valid"},
+      {"garbage_after.gz", gz + "trailing text",
+       "corrupt gzip data: the bytes after the end of the gzip stream are neither another gzip member nor zero padding"},
   };
   for (const auto& c : cases) {
     auto path = write(c.name, c.bytes);
+    std::vector<std::string> words;
     for (auto inflater : {kineto::Inflater::best, kineto::Inflater::zlib}) {
       std::string got = inflate_all(path, inflater);
       ASSERT_EQ(got.rfind("ERROR: ", 0), 0u) << c.name << " with " << kineto::inflater_name(inflater);
-      EXPECT_NE(got.find(path), std::string::npos) << got;
+      EXPECT_NE(got.find(path + ": byte "), std::string::npos) << got;
       EXPECT_NE(got.find(c.message), std::string::npos) << c.name << " with " << kineto::inflater_name(inflater) << ": " << got;
+      for (const char* zlib_word : {"invalid", "incorrect", "too far back", "unknown compression"})
+        EXPECT_EQ(got.find(zlib_word), std::string::npos) << c.name << ": " << got;
+      words.push_back(got.substr(got.find(": ", got.find(": byte ") + 2)));  // after "PATH: byte N"
     }
+    EXPECT_EQ(words[0], words[1]) << c.name;
   }
 }
 

@@ -68,8 +68,36 @@ bool only_zeros(const unsigned char* p, size_t n) {
 }
 
 std::string truncated_gzip() { return "gzip data ends early (file truncated?): expected the rest of the compressed stream"; }
-std::string corrupt_gzip(const char* what) {
-  return std::string("corrupt gzip data (") + what + "): expected a valid gzip stream";
+
+// Where a gzip stream is broken, in proflint's words: zlib and ISA-L each have their own texts
+// for the same faults, naming their internals ("invalid distance too far back").
+enum class GzipFault { header, check, data };
+
+std::string corrupt_gzip(GzipFault fault, bool after_member) {
+  if (fault == GzipFault::header && after_member)
+    return "corrupt gzip data: the bytes after the end of the gzip stream are neither another gzip member nor zero "
+           "padding: expected the file to end with the gzip stream";
+  switch (fault) {
+    case GzipFault::header:
+      return "corrupt gzip data: the gzip header is not valid (compression method or flags): expected a gzip stream "
+             "as gzip or Python's gzip module write it";
+    case GzipFault::check:
+      return "corrupt gzip data: the CRC-32 or length at the end of a gzip member does not match the inflated data "
+             "(the file was changed after it was compressed): expected the checksum gzip wrote";
+    case GzipFault::data:
+      break;
+  }
+  return "corrupt gzip data: the compressed (deflate) data is damaged: expected a valid deflate stream";
+}
+
+// zlib's messages for header faults name the header, method, flags or window; its trailer
+// faults are "incorrect data check" and "incorrect length check".
+GzipFault zlib_fault(const char* msg) {
+  std::string_view m = msg ? msg : "";
+  if (m == "incorrect data check" || m == "incorrect length check") return GzipFault::check;
+  for (std::string_view word : {"header", "method", "flags", "window size"})
+    if (m.find(word) != std::string_view::npos) return GzipFault::header;
+  return GzipFault::data;
 }
 
 // zlib's inflate in chunks (windowBits 15+32: gzip or zlib header, detected by zlib itself).
@@ -110,6 +138,7 @@ class GzipSource final : public ByteSource {
         }
         inflateReset(&zs_);
         member_ended_ = false;
+        after_member_ = true;
       }
       int rc = inflate(&zs_, Z_NO_FLUSH);
       if (rc == Z_STREAM_END) {
@@ -118,7 +147,7 @@ class GzipSource final : public ByteSource {
       }
       if (rc == Z_BUF_ERROR && zs_.avail_in == 0) continue;  // needs more input
       if (rc != Z_OK) {
-        throw input_error(path_, "byte " + std::to_string(consumed()), corrupt_gzip(zs_.msg ? zs_.msg : "inflate error"));
+        throw input_error(path_, "byte " + std::to_string(consumed()), corrupt_gzip(zlib_fault(zs_.msg), after_member_));
       }
     }
     return want - zs_.avail_out;
@@ -134,6 +163,7 @@ class GzipSource final : public ByteSource {
   z_stream zs_;
   uint64_t file_pos_ = 0;
   bool member_ended_ = false;
+  bool after_member_ = false;  // a member ended and more bytes followed
   bool done_ = false;
 };
 
@@ -175,6 +205,7 @@ class IsalGzipSource final : public ByteSource {
         uint8_t *next_in = st_->next_in, *next_out = st_->next_out;
         uint32_t avail_in = st_->avail_in, avail_out = st_->avail_out;
         start_member();
+        after_member_ = true;
         st_->next_in = next_in;
         st_->avail_in = avail_in;
         st_->next_out = next_out;
@@ -182,7 +213,7 @@ class IsalGzipSource final : public ByteSource {
       }
       const uint32_t in_before = st_->avail_in, out_before = st_->avail_out;
       int rc = isal_inflate(st_.get());
-      if (rc < 0) throw input_error(path_, "byte " + std::to_string(consumed()), corrupt_gzip(error_text(rc)));
+      if (rc < 0) throw input_error(path_, "byte " + std::to_string(consumed()), corrupt_gzip(fault_of(rc), after_member_));
       if (st_->block_state == ISAL_BLOCK_FINISH) {
         member_ended_ = true;
         continue;
@@ -190,7 +221,7 @@ class IsalGzipSource final : public ByteSource {
       // No progress with input left and room for output cannot happen on valid data; refuse
       // rather than spin.
       if (st_->avail_in == in_before && st_->avail_out == out_before && st_->avail_in > 0)
-        throw input_error(path_, "byte " + std::to_string(consumed()), corrupt_gzip("inflate made no progress"));
+        throw input_error(path_, "byte " + std::to_string(consumed()), corrupt_gzip(GzipFault::data, after_member_));
     }
     return want - st_->avail_out;
   }
@@ -203,15 +234,12 @@ class IsalGzipSource final : public ByteSource {
     member_ended_ = false;
   }
   uint64_t consumed() const { return file_pos_ - st_->avail_in; }
-  static const char* error_text(int rc) {
+  static GzipFault fault_of(int rc) {
     switch (rc) {
-      case ISAL_INVALID_BLOCK: return "invalid block type";
-      case ISAL_INVALID_SYMBOL: return "invalid code";
-      case ISAL_INVALID_LOOKBACK: return "invalid distance too far back";
-      case ISAL_INVALID_WRAPPER: return "incorrect header check";
-      case ISAL_UNSUPPORTED_METHOD: return "unknown compression method";
-      case ISAL_INCORRECT_CHECKSUM: return "incorrect data check";
-      default: return "inflate error";
+      case ISAL_INVALID_WRAPPER:
+      case ISAL_UNSUPPORTED_METHOD: return GzipFault::header;
+      case ISAL_INCORRECT_CHECKSUM: return GzipFault::check;
+      default: return GzipFault::data;
     }
   }
 
@@ -221,6 +249,7 @@ class IsalGzipSource final : public ByteSource {
   std::unique_ptr<inflate_state> st_;
   uint64_t file_pos_ = 0;
   bool member_ended_ = false;
+  bool after_member_ = false;
   bool done_ = false;
 };
 #endif

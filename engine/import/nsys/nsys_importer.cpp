@@ -11,6 +11,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/common/import_issue_kinds.hpp"
+#include "engine/common/sqlite_file.hpp"
 #include "engine/import/nsys/nsys_reader.hpp"
 #include "engine/import/nsys/nsys_sqlite.hpp"
 #include "engine/model/sink.hpp"
@@ -43,6 +44,7 @@ bool NsysImporter::sniff(std::string_view head, bool gzipped) const {
 ImportResult NsysImporter::import(const std::string& path, TraceModel& model, const ImportOptions& options) const {
   if (file_is_gzip(path))
     throw input_error(path, "", "gzip-compressed SQLite file: decompress it first (gunzip), then analyze the .sqlite");
+  check_sqlite_header(path, /*copied_for_writing=*/false);  // truncation and damaged header bytes, named
   std::unique_ptr<nsys::ExportFile> file;
   try {
     file = std::make_unique<nsys::ExportFile>(path);

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/common/sqlite_file.hpp"
 #include "engine/import/nsys/nsys_decode.hpp"
 
 namespace proflint::nsys {
@@ -31,9 +32,10 @@ namespace proflint::nsys {
 // importer can name the place; never escapes the importer.
 class ReadError : public std::runtime_error {
  public:
-  // SQLite quotes names from the damaged file in its messages: keep the text valid UTF-8.
+  // SQLite quotes names from the damaged file in its messages: keep the text valid UTF-8, and
+  // say its words for a damaged file in proflint's.
   ReadError(std::string table, int64_t row, const std::string& message)
-      : std::runtime_error(sanitize_utf8(message)), table_(std::move(table)), row_(row) {}
+      : std::runtime_error(sanitize_utf8(sqlite_damage_words(message))), table_(std::move(table)), row_(row) {}
   const std::string& table() const { return table_; }
   int64_t row() const { return row_; }  // 0 = before the first row
 
