@@ -107,21 +107,33 @@ bool FactSink::add_kernel(const KernelRow& r) {
   return true;
 }
 
-bool FactSink::add_memcpy(const MemcpyRow& r) {
-  if (!admit_interval(r.start_ns, r.dur_ns, "memcpy")) return false;
-  ++rows_;
+namespace {
+
+// The fields copies and memsets share (the rows differ only in how they name their kind); `bytes`
+// already bounded by the sink.
+template <typename Row>
+CopyFact copy_fact(const Row& r, opt_i64 bytes) {
   CopyFact c;
   c.device_id = or_none(r.device_id);
   c.stream_id = or_none(r.stream_id);
   c.pid = or_none(r.pid);
   c.start_ns = r.start_ns;
   c.dur_ns = r.dur_ns;
-  c.bytes = or_none(bounded_bytes(r.bytes, "memcpy"));
+  c.bytes = or_none(bytes);
+  c.correlation_id = or_none(r.correlation_id);
+  c.external_id = or_none(r.external_id);
+  return c;
+}
+
+}  // namespace
+
+bool FactSink::add_memcpy(const MemcpyRow& r) {
+  if (!admit_interval(r.start_ns, r.dur_ns, "memcpy")) return false;
+  ++rows_;
+  CopyFact c = copy_fact(r, bounded_bytes(r.bytes, "memcpy"));
   c.kind = label(std::string_view(r.kind));
   c.src_kind = label(r.src_kind);
   c.dst_kind = label(r.dst_kind);
-  c.correlation_id = or_none(r.correlation_id);
-  c.external_id = or_none(r.external_id);
   model_.memcpys.push_back(c);
   return true;
 }
@@ -129,16 +141,8 @@ bool FactSink::add_memcpy(const MemcpyRow& r) {
 bool FactSink::add_memset(const MemsetRow& r) {
   if (!admit_interval(r.start_ns, r.dur_ns, "memset")) return false;
   ++rows_;
-  CopyFact c;
-  c.device_id = or_none(r.device_id);
-  c.stream_id = or_none(r.stream_id);
-  c.pid = or_none(r.pid);
-  c.start_ns = r.start_ns;
-  c.dur_ns = r.dur_ns;
-  c.bytes = or_none(bounded_bytes(r.bytes, "memset"));
+  CopyFact c = copy_fact(r, bounded_bytes(r.bytes, "memset"));
   c.kind = label(r.mem_kind);
-  c.correlation_id = or_none(r.correlation_id);
-  c.external_id = or_none(r.external_id);
   model_.memsets.push_back(c);
   return true;
 }
