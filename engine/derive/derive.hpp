@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "engine/config/tensor_core_pattern.hpp"
-#include "engine/store/store.hpp"
 
 namespace proflint {
 
@@ -23,9 +22,5 @@ struct DeriveOptions {
   // 'given' (all inputs are the ranks of one job), 'none' (every trace is a job of its own).
   std::string job_by = "auto";
 };
-
-// Derives every trace in the store that has not been derived yet (trace.iteration_source IS NULL),
-// or all traces when `force` (e.g. re-analysis of a saved store with another --key-node).
-void derive_all(Store& store, const DeriveOptions& options, bool force = false);
 
 }  // namespace proflint
