@@ -133,9 +133,14 @@ class CpuHotspotIdle final : public Detector {
         main_kind = k;
       }
 
-    std::string who = idle.launchers.size() == 1
-                          ? "the thread that launches its work, " + thread_label(facts, trace_id, *idle.launchers.begin()) + ", was"
-                          : fmt::format("the {} threads that launch its work were", idle.launchers.size());
+    // Name the launching thread with the most GPU-idle samples (usually the only one sampled there).
+    auto busiest = std::max_element(hot.idle_samples_by_thread.begin(), hot.idle_samples_by_thread.end(),
+                                    [](const auto& a, const auto& b) { return a.second < b.second; });
+    std::string who = (idle.launchers.size() == 1 ? "the thread that launches its work, "
+                                                  : "a thread that launches its work, ") +
+                      thread_label(facts, trace_id, busiest->first) + ", was";
+    if (hot.idle_samples_by_thread.size() > 1)
+      who = fmt::format("{} of the threads that launch its work were", hot.idle_samples_by_thread.size());
     Finding f = make_finding(FindingScope::of_trace(trace_id).on_device(d.device_id).of_rank(s.rank));
     f.problem = fmt::format(
         "While GPU {} had nothing to run, {} busy on the CPU: {} of {} samples in the steady window fell in "

@@ -354,7 +354,8 @@ class DataloaderStall final : public Detector {
       multi = multi || a.name.find("_MultiProcessingDataLoaderIter") != std::string::npos;
     }
     const bool inference = summary.workload.value_or("") == "inference";
-    Finding f = make_finding(FindingScope::of_trace(trace_id).over_iterations_seen(first, last));
+    Finding f = make_finding("Input-bound: data loading takes most of each step",
+                             FindingScope::of_trace(trace_id).over_iterations_seen(first, last));
     f.problem = fmt::format(
         "The job is input-bound: DataLoader fetches take a median {} of each step ({} per step; {} of the {} in "
         "{} steps), in {} of {} steps ({}). No GPU work was recorded, so the compute the loop exists for gets the "

@@ -106,6 +106,7 @@ CpuHotspots cpu_hotspots(const Facts& facts, int64_t trace_id, int64_t device_id
       prev = ts;
       if (length_within(out.idle.idle, {ts, ts + 1}) == 0) continue;
       ++out.samples_while_idle;
+      ++out.idle_samples_by_thread[t];
       std::string f = q.getColumn(2).getString();
       CpuHotspot& h = by_function[f];
       h.function = f;

@@ -72,6 +72,7 @@ struct CpuHotspots {
   DeviceIdle idle;
   int64_t period_ns = 0;       // median spacing of one thread's consecutive samples (0: too few)
   int64_t samples_in_window = 0, samples_while_idle = 0;
+  std::map<HostThread, int64_t> idle_samples_by_thread;  // launching threads sampled in GPU-idle time
   std::vector<CpuHotspot> functions;  // most samples first, then by name
 };
 
