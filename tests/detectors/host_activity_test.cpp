@@ -164,3 +164,22 @@ TEST(DataloaderStallCpuOnly, RealPlainLoopIsNotInputBound) {
   ASSERT_EQ(r.below_threshold.size(), 1u);
   EXPECT_LT(r.below_threshold[0].value, 0.5);
 }
+
+TEST(HostActivityImport, RealCudfExportKeepsEveryOsRuntimeCall) {
+  REALDATA_OR_SKIP(path, "nsys/nsys2020_cudf.sqlite");
+  Store store = load_inputs({path}, LoadOptions{});
+  // sqlite3 on the export: SELECT count(*), sum(end - start) FROM OSRT_API WHERE eventClass = 27
+  // gives 4809 calls, 11344864656 ns; the 6 marker rows (eventClass 31/32) are not calls.
+  SQLite::Statement q(store.db(), "SELECT count(*), sum(dur_ns), sum(category = 'wait'), sum(category = 'driver') "
+                                  "FROM os_call");
+  ASSERT_TRUE(q.executeStep());
+  EXPECT_EQ(q.getColumn(0).getInt64(), 4809);
+  EXPECT_EQ(q.getColumn(1).getInt64(), 11344864656);
+  // 46 sem_timedwait, 39 poll, 5 pthread_cond_timedwait, 4 pthread_mutex_lock, 1 pthread_cond_wait, 1 waitpid
+  EXPECT_EQ(q.getColumn(2).getInt64(), 96);
+  EXPECT_EQ(q.getColumn(3).getInt64(), 1536);  // ioctl
+  // The capture window stays the CUDA/NVTX one (2.72 s), not the OS calls' span.
+  SQLite::Statement w(store.db(), "SELECT end_ns - start_ns FROM trace");
+  ASSERT_TRUE(w.executeStep());
+  EXPECT_LT(w.getColumn(0).getInt64(), 3000000000);
+}

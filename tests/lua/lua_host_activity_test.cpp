@@ -21,6 +21,13 @@ Store& store_of(const std::string& fixture) {
   return *s;
 }
 
+// Every finding's problem (a rule error is a 'rule-error' diagnostic finding), for failure messages.
+std::string all_problems(const AnalysisResult& r) {
+  std::string out;
+  for (const auto& f : r.findings) out += f.id + ": " + f.problem + "\n";
+  return out;
+}
+
 }  // namespace
 
 TEST(LuaHostActivity, HostWaitsGivesTheDetectorsMeasurement) {
@@ -34,7 +41,7 @@ TEST(LuaHostActivity, HostWaitsGivesTheDetectorsMeasurement) {
     ctx:report{ problem = string.format("device 7: %d %d", none.gpu_idle_blocked_ns, #none.calls) })";
   auto r = run_rules(store_of("host_io.nsys.sqlite"), {rule("rules/w.lua", rule_text("w", body))});
   auto f = with_id(r, "w");
-  ASSERT_EQ(f.size(), 2u) << (r.diagnostics.empty() ? "" : r.diagnostics[0].problem);
+  ASSERT_EQ(f.size(), 2u) << all_problems(r);
   std::vector<std::string> problems{f[0].problem, f[1].problem};
   std::sort(problems.begin(), problems.end());
   EXPECT_EQ(problems[0], "3887557 2 read io 66 3857557 open64 6");
@@ -53,7 +60,7 @@ TEST(LuaHostActivity, CpuHotspotsAndTheViews) {
       h.samples_while_idle, top["function"], top.samples, frames[1].name, frames[2].name, n) })";
   auto r = run_rules(store_of("host_cpu.nsys.sqlite"), {rule("rules/h.lua", rule_text("h", body))});
   auto f = with_id(r, "h");
-  ASSERT_EQ(f.size(), 1u) << (r.diagnostics.empty() ? "" : r.diagnostics[0].problem);
+  ASSERT_EQ(f.size(), 1u) << all_problems(r);
   // 6 ioctl rows: one inside each cudaStreamSynchronize of the 6 steps (OSRT_API, by hand).
   EXPECT_EQ(f[0].problem, "50000 158 147 ImagingResampleHorizontal_8bpc 107 ImagingResampleHorizontal_8bpc>"
                           "ImagingResample ioctl=6");
@@ -70,6 +77,6 @@ TEST(LuaHostActivity, DocExampleRuleRuns) {
   auto r = run_rules(store_of("host_io.nsys.sqlite"),
                      {rule("rules/reads.lua", text.substr(open + 7, close - open - 7))});
   auto f = with_id(r, "reads-while-idle");
-  ASSERT_EQ(f.size(), 1u) << (r.diagnostics.empty() ? "" : r.diagnostics[0].problem);
+  ASSERT_EQ(f.size(), 1u) << all_problems(r);
   EXPECT_EQ(f[0].problem, "GPU 0 idled 3.86 ms in 66 `read` calls.");
 }
