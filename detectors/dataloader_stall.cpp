@@ -561,7 +561,6 @@ class DataloaderStall final : public Detector {
 
     f.evidence["device_id"] = device;
     f.evidence["signal"] = annotated ? "dataloader_annotation" : "gpu_idle_before_first_gpu_work";
-    f.evidence["verdict"] = input_bound ? "input_bound" : "input_stall";
     f.evidence["gpu_idle_waiting_ns"] = shown_stall;
     f.evidence["covered_ns"] = shown_window;
     f.evidence["share"] = total_share;
@@ -592,6 +591,7 @@ class DataloaderStall final : public Detector {
       f.evidence["annotations"] = names;
       f.evidence["example_range_id"] = example;
     }
+    f.evidence["verdict"] = input_bound ? "input_bound" : "input_stall";
     sink.report(std::move(f));
   }
 
