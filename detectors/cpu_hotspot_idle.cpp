@@ -86,7 +86,7 @@ class CpuHotspotIdle final : public Detector {
     const int64_t window = std::max<int64_t>(1, d.steady_end_ns - d.steady_start_ns);
     const double share = static_cast<double>(host_busy_idle_ns) / static_cast<double>(window);
     const int64_t idle_samples = hot.samples_while_idle, all_samples = hot.samples_in_window;
-    if (idle_samples < min_samples_) {
+    if (idle_samples <= 0 || idle_samples < min_samples_) {
       sink.below_threshold(checked_below(*this, trace_id, d.device_id,
                                          "samples of the launching threads taken while the GPU idled",
                                          static_cast<double>(idle_samples), static_cast<double>(min_samples_),

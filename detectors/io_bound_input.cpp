@@ -50,11 +50,17 @@ class IoBoundInput final : public Detector {
     const int64_t blocked_ns = total_length(blocked);
     const int64_t window = std::max<int64_t>(1, steady.length());
     const double share = static_cast<double>(blocked_ns) / static_cast<double>(window);
-    if (share < min_share_ || blocked_ns < min_idle_ns_) {
+    if (blocked_ns <= 0 || share < min_share_) {
       sink.below_threshold(checked_below(*this, trace_id, d.device_id,
                                          "share of the steady window the GPU idled while its launching thread was "
                                          "blocked in I/O, waits or sleeps",
                                          share, min_share_, "share of wall time"));
+      return;
+    }
+    if (blocked_ns < min_idle_ns_) {
+      sink.below_threshold(checked_below(*this, trace_id, d.device_id,
+                                         "GPU-idle time with a launching thread blocked in I/O, waits or sleeps",
+                                         static_cast<double>(blocked_ns), static_cast<double>(min_idle_ns_), "ns"));
       return;
     }
 
