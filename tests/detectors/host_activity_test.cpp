@@ -63,6 +63,14 @@ TEST(IoBoundInput, SilentWhenTheOnlyWaitsAreTheDriversOrAnotherThreads) {
   EXPECT_EQ(r.below_threshold[0].value, 0.0);
 }
 
+TEST(IoBoundInput, ZeroThresholdsWithNothingBlockedReportNothing) {
+  // Regression guard: with every threshold at 0 there is still no blocked thread to name.
+  auto r = analyze_with(fixture_path("host_quiet.nsys.sqlite").string(), "io-bound-input",
+                        {{"min_share", 0}, {"min_idle_ns", 0}});
+  EXPECT_TRUE(findings_of(r, "io-bound-input").empty());
+  ASSERT_EQ(r.below_threshold.size(), 1u);
+}
+
 TEST(IoBoundInput, SkippedWithoutOsRuntimeCalls) {
   auto r = analyze_with(fixture_path("sample_train.nsys.sqlite").string(), "io-bound-input");
   EXPECT_TRUE(findings_of(r, "io-bound-input").empty());
