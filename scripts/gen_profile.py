@@ -339,5 +339,35 @@ def main(argv=None):
     return 0
 
 
+def host_activity_main(argv):
+    """gen_profile.py host-activity --kind io|cpu|quiet [--steps N] [--seed S] -o OUT.sqlite
+
+    An nsys export of the small MLP PyTorch job (emit_nvtx ranges, --plant dataloader_gap for io and cpu: the GPU idles at
+    every step start; none for quiet) with OS runtime calls and CPU samples placed by
+    genprof/host.py (read its docstring for what each kind plants)."""
+    from genprof import host
+    p = argparse.ArgumentParser(prog="gen_profile.py host-activity", description=host_activity_main.__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--kind", required=True, choices=["io", "cpu", "quiet"])
+    p.add_argument("--steps", type=int, default=6)
+    p.add_argument("--seed", default="host")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("-q", "--quiet", action="store_true")
+    a = p.parse_args(argv)
+    if os.path.exists(a.output):
+        os.remove(a.output)
+    base = ["--format", "nsys", "--model", "mlp", "--steps", str(a.steps), "--nvtx", "both", "--seed", a.seed,
+            "--quiet", "-o", a.output]
+    if a.kind != "quiet":
+        base[0:0] = ["--plant", "dataloader_gap"]
+    main(base)
+    n = host.add(a.output, a.kind)
+    if not a.quiet:
+        sys.stderr.write("gen_profile: host activity %s -> %s: %d rows added\n" % (a.kind, a.output, n))
+    return 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["host-activity"]:
+        sys.exit(host_activity_main(sys.argv[2:]))
     sys.exit(main())

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string_view>
 
+#include "engine/analysis/host_activity.hpp"
 #include "engine/common/format.hpp"
 #include "engine/common/intervals.hpp"
 #include "engine/common/suggest.hpp"
@@ -617,6 +618,99 @@ int ctx_has(lua_State* L) {
   return 1;
 }
 
+void set_int(lua_State* L, const char* key, int64_t v);
+void set_str(lua_State* L, const char* key, const std::string& v);
+
+// The steady window of `device` in `trace` (the summary's), or false when the device ran nothing.
+bool steady_window_of(const Facts& facts, int64_t trace, int64_t device, Interval& out) {
+  const TraceSummary* s = facts.summary(trace);
+  if (!s) return false;
+  for (const auto& d : s->devices)
+    if (d.device_id == device) {
+      out = {d.steady_start_ns, d.steady_end_ns};
+      return true;
+    }
+  return false;
+}
+
+// ctx:host_waits(device_id [, trace_id]): io-bound-input's measurement (engine/analysis/host_activity.hpp).
+int ctx_host_waits(lua_State* L) {
+  RunContext& run = run_of(L);
+  check_self(L, "host_waits");
+  const lua_Integer device = luaL_checkinteger(L, 2);
+  const lua_Integer trace = luaL_optinteger(L, 3, run.trace_id);
+  char err[kErr] = {0};
+  std::vector<OsWaitTotal> calls;
+  int64_t blocked_ns = 0;
+  std::vector<HostThread> launchers;
+  try {
+    Interval steady;
+    if (steady_window_of(*run.facts, trace, device, steady)) {
+      HostWaits w = host_waits(*run.facts, trace, device, steady, IdleGapKeys(*run.facts, trace, device));
+      calls = std::move(w.calls);
+      blocked_ns = total_length(w.blocked);
+      launchers.assign(w.idle.launchers.begin(), w.idle.launchers.end());
+    }
+  } catch (const std::exception& e) {
+    std::snprintf(err, kErr, "ctx:host_waits: %s", e.what());
+  }
+  if (err[0]) return luaL_error(L, "%s", err);
+  lua_newtable(L);
+  set_int(L, "gpu_idle_blocked_ns", blocked_ns);
+  lua_newtable(L);
+  for (size_t i = 0; i < launchers.size(); ++i) {
+    lua_newtable(L);
+    set_int(L, "pid", launchers[i].pid);
+    set_int(L, "tid", launchers[i].tid);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "launching_threads");
+  lua_newtable(L);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    lua_newtable(L);
+    set_str(L, "name", calls[i].name);
+    set_str(L, "category", calls[i].category);
+    set_int(L, "calls", calls[i].calls);
+    set_int(L, "gpu_idle_ns", calls[i].gpu_idle_ns);
+    set_int(L, "example_os_call_id", calls[i].example);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "calls");
+  return 1;
+}
+
+// ctx:cpu_hotspots(device_id [, trace_id]): cpu-hotspot-idle's measurement.
+int ctx_cpu_hotspots(lua_State* L) {
+  RunContext& run = run_of(L);
+  check_self(L, "cpu_hotspots");
+  const lua_Integer device = luaL_checkinteger(L, 2);
+  const lua_Integer trace = luaL_optinteger(L, 3, run.trace_id);
+  char err[kErr] = {0};
+  CpuHotspots hot;
+  try {
+    Interval steady;
+    if (steady_window_of(*run.facts, trace, device, steady))
+      hot = cpu_hotspots(*run.facts, trace, device, steady, IdleGapKeys(*run.facts, trace, device));
+  } catch (const std::exception& e) {
+    std::snprintf(err, kErr, "ctx:cpu_hotspots: %s", e.what());
+  }
+  if (err[0]) return luaL_error(L, "%s", err);
+  lua_newtable(L);
+  set_int(L, "period_ns", hot.period_ns);
+  set_int(L, "samples_in_window", hot.samples_in_window);
+  set_int(L, "samples_while_idle", hot.samples_while_idle);
+  lua_newtable(L);
+  for (size_t i = 0; i < hot.functions.size(); ++i) {
+    lua_newtable(L);
+    set_str(L, "function", hot.functions[i].function);
+    set_int(L, "samples", hot.functions[i].samples);
+    set_int(L, "example_sample_id", hot.functions[i].sample_ids.front());
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "functions");
+  return 1;
+}
+
 std::optional<int64_t> opt_int(const nlohmann::ordered_json& j, const char* key, char* err) {
   if (!j.contains(key) || j[key].is_null()) return std::nullopt;
   if (!j[key].is_number()) {
@@ -1104,8 +1198,9 @@ void push_ctx(lua_State* L, RunContext& run, const nlohmann::json& options) {
   lua_newtable(L);
   lua_newtable(L);
   static const luaL_Reg methods[] = {
-      {"below_threshold", ctx_below_threshold}, {"has", ctx_has}, {"log", ctx_log}, {"query", ctx_query},
-      {"report", ctx_report}, {"rows", ctx_rows}, {nullptr, nullptr}};
+      {"below_threshold", ctx_below_threshold}, {"cpu_hotspots", ctx_cpu_hotspots}, {"has", ctx_has},
+      {"host_waits", ctx_host_waits}, {"log", ctx_log}, {"query", ctx_query}, {"report", ctx_report},
+      {"rows", ctx_rows}, {nullptr, nullptr}};
   for (const luaL_Reg* m = methods; m->name; ++m) {
     lua_pushlightuserdata(L, &run);
     lua_pushcclosure(L, m->func, 1);

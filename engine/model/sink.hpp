@@ -41,6 +41,10 @@ class FactSink {
   void add_memory_sample(const MemorySampleRow& row);
   void add_counter(const CounterRow& row);
   bool add_sync_event(const SyncEventRow& row);
+  // Host activity (schema/0007_host_activity.sql). Neither moves the capture window: OS runtime
+  // tracing and CPU sampling cover the whole process, not the window the GPU trace describes.
+  bool add_os_call(const OsCallRow& row);
+  bool add_cpu_sample(const CpuSampleRow& row);
 
   // Counts one unreadable or suspicious event; the first example and location are kept.
   void add_issue(std::string_view kind, std::string_view example, std::string_view location);
@@ -81,7 +85,8 @@ class FactSink {
 
  private:
   std::string_view bounded_name(std::string_view name, std::string_view table);
-  bool admit_interval(int64_t start, int64_t dur, std::string_view table);
+  // widens_window: the row counts towards the capture window (host activity rows do not).
+  bool admit_interval(int64_t start, int64_t dur, std::string_view table, bool widens_window = true);
   opt_i64 bounded_bytes(opt_i64 bytes, std::string_view table);
   int32_t label(std::string_view text) { return static_cast<int32_t>(model_.labels.intern(text)); }
   int32_t label(const std::optional<std::string>& text) { return text ? label(std::string_view(*text)) : 0; }

@@ -173,6 +173,8 @@ void ExportReader::read_all() {
   guarded("GPU_METRICS", &ExportReader::read_gpu_metrics);
   guarded("TARGET_INFO_CUDA_CONTEXT_INFO", &ExportReader::read_contexts);
   guarded("TARGET_INFO_CUDA_STREAM", &ExportReader::read_streams);
+  guarded("OSRT_API", &ExportReader::read_os_calls);
+  guarded("COMPOSITE_EVENTS", &ExportReader::read_cpu_samples);
   write_devices();
   if (torch_nvtx_) w_.set_metadata("framework", "pytorch");
   // The reading thread's own CPU time: with the tables read ahead, its share of the import.
