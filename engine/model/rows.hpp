@@ -103,4 +103,10 @@ struct SyncEventRow {
   opt_i64 correlation_id;
 };
 
+// CUDA graph ids a profiler recorded for one kernel (schema/0009_graphs_compiled.sql,
+// kernel_graph_node): nsys graphId/graphNodeId, Kineto 'graph id'/'graph node id'. 0 means none.
+struct KernelGraphIds {
+  opt_i64 graph_id, graph_node_id;
+};
+
 }  // namespace proflint
