@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -157,7 +158,7 @@ class LaunchBound final : public Detector {
                                             : std::max<int64_t>(0, dev.window_ns - dev.gpu_busy_ns);
       auto savings = static_cast<int64_t>(recoverable_ * static_cast<double>(std::min(late_idle_ns, gpu_idle)));
 
-      const GraphCandidate region = graph_candidate(db, late_idle_by_op);
+      const GraphCandidate region = graph_candidate(db, trace_id, late_idle_by_op);
 
       Finding f = make_finding(
           FindingScope::of_trace(trace_id).on_device(dev.device_id).over_iterations_seen(first_iter, last_iter));
@@ -238,29 +239,48 @@ class LaunchBound final : public Detector {
   };
 
   // The eager region whose launches left the GPU idle longest: for each op that launched a kernel
-  // after a late gap, its outermost enclosing user annotation (record_function / NVTX range), else
-  // its top-level op; gaps added up per region name, the largest wins (ties by name). Work
-  // launched outside every op (unassociated:...) names no region.
-  static GraphCandidate graph_candidate(SQLite::Database& db, const std::map<int64_t, std::pair<int64_t, int64_t>>& idle_by_op) {
+  // after a late gap, its outermost enclosing user annotation (record_function / NVTX range; the
+  // iteration markers themselves aside), else its top-level op; gaps added up per region name, the
+  // largest wins (ties by name). Work launched outside every op (unassociated:...) names no region.
+  static GraphCandidate graph_candidate(SQLite::Database& db, int64_t trace_id,
+                                        const std::map<int64_t, std::pair<int64_t, int64_t>>& idle_by_op) {
     GraphCandidate best;
     if (idle_by_op.empty()) return best;
-    SQLite::Statement up(db, "SELECT o.parent_id, s.value, COALESCE(r.kind, '') FROM _op o JOIN string s ON s.id = o.name_id "
-                             "LEFT JOIN _range r ON r.id = o.range_id WHERE o.id = ?1");
+    std::set<std::pair<std::string, int64_t>> markers;  // iteration markers: (name, start)
+    {
+      SQLite::Statement q(db, "SELECT name, start_ns FROM iteration WHERE trace_id = ?1 AND name IS NOT NULL");
+      q.bind(1, trace_id);
+      while (q.executeStep()) markers.emplace(q.getColumn(0).getString(), q.getColumn(1).getInt64());
+    }
+    SQLite::Statement op_up(db, "SELECT o.parent_id, s.value, o.range_id FROM _op o JOIN string s ON s.id = o.name_id WHERE o.id = ?1");
+    SQLite::Statement range_up(db, "SELECT r.parent_id, s.value, r.kind, r.start_ns FROM _range r JOIN string s ON s.id = r.name_id "
+                                   "WHERE r.id = ?1");
     std::map<std::string, std::pair<int64_t, int64_t>> by_region;  // name -> idle ns, gaps
     std::map<int64_t, std::string> region_of;                       // op -> region name ('' none)
     for (const auto& [op, idle] : idle_by_op) {
       auto known = region_of.find(op);
       if (known == region_of.end()) {
         std::string root, annotation;
+        int64_t range = -1;
         for (int64_t at = op, hops = 0; at >= 0 && hops < 256; ++hops) {
-          up.bind(1, at);
-          if (!up.executeStep()) break;
-          at = up.getColumn(0).isNull() ? -1 : up.getColumn(0).getInt64();
-          root = up.getColumn(1).getString();
-          if (up.getColumn(2).getString() == "user_annotation" || up.getColumn(2).getString() == "nvtx") annotation = root;
-          up.reset();
+          op_up.bind(1, at);
+          if (!op_up.executeStep()) break;
+          at = op_up.getColumn(0).isNull() ? -1 : op_up.getColumn(0).getInt64();
+          root = op_up.getColumn(1).getString();
+          if (range < 0 && !op_up.getColumn(2).isNull()) range = op_up.getColumn(2).getInt64();
+          op_up.reset();
         }
-        up.reset();
+        op_up.reset();
+        for (int64_t at = range, hops = 0; at >= 0 && hops < 256; ++hops) {
+          range_up.bind(1, at);
+          if (!range_up.executeStep()) break;
+          at = range_up.getColumn(0).isNull() ? -1 : range_up.getColumn(0).getInt64();
+          std::string name = range_up.getColumn(1).getString(), kind = range_up.getColumn(2).getString();
+          if ((kind == "user_annotation" || kind == "nvtx") && !markers.contains({name, range_up.getColumn(3).getInt64()}))
+            annotation = name;
+          range_up.reset();
+        }
+        range_up.reset();
         std::string name = annotation.empty() ? root : annotation;
         if (name.starts_with("unassociated:")) name.clear();
         known = region_of.emplace(op, name).first;

@@ -208,6 +208,12 @@ class GraphDeriver {
  private:
   std::vector<Replay> load_replays(const std::unordered_map<int64_t, std::string>& launch_names) {
     std::string launches = id_list(launch_names);
+    std::vector<Replay> out;
+    if (launches.empty()) {  // no graph launch anywhere: only recorded ids can make replays
+      SQLite::Statement any(db_, "SELECT 1 FROM kernel_graph_node WHERE trace_id = ?1 LIMIT 1");
+      any.bind(1, trace_);
+      if (!any.executeStep()) return out;
+    }
     std::string sql =
         "SELECT k.id, k.start_ns, k.dur_ns, k.name_id, k.device_id, g.graph_id, g.graph_node_id, k.api_call_id, a.start_ns, "
         "k.correlation_id FROM _kernel k LEFT JOIN kernel_graph_node g ON g.kernel_id = k.id "
@@ -216,8 +222,7 @@ class GraphDeriver {
     sql += ") ORDER BY k.start_ns, k.id";
     SQLite::Statement q(db_, sql);
     q.bind(1, trace_);
-    std::map<std::pair<int, int64_t>, size_t> index;  // (by launch 0 / by graph+correlation 1, key) -> replay
-    std::vector<Replay> out;
+    std::map<std::pair<int, int64_t>, size_t> index;  // (by launch 0 / by correlation 1 / by graph 2, key) -> replay
     while (q.executeStep()) {
       ReplayKernel k{q.getColumn(0).getInt64(), q.getColumn(1).getInt64(), q.getColumn(2).getInt64(), q.getColumn(3).getInt64(),
                      opt_col(q, 4), opt_col(q, 5), opt_col(q, 6)};
@@ -263,10 +268,11 @@ class GraphDeriver {
       by_thread[{q.getColumn(0).getInt64(), q.getColumn(1).getInt64()}].push_back(
           {q.getColumn(2).getInt64(), q.getColumn(4).isNull() ? -1 : q.getColumn(4).getInt64(), kind});
     }
+    // Ops of the capturing thread that started inside the capture; a leaf is one no other of them
+    // names as parent (its children start inside it, so inside the capture too).
     SQLite::Statement leaves(db_,
-                             "SELECT o.id FROM _op o WHERE o.trace_id = ?1 AND o.pid IS ?2 AND o.tid IS ?3 AND o.start_ns >= ?4 "
-                             "AND o.start_ns < ?5 AND NOT EXISTS (SELECT 1 FROM _op c WHERE c.parent_id = o.id) "
-                             "ORDER BY o.start_ns, o.id");
+                             "SELECT o.id, o.parent_id FROM _op o WHERE o.trace_id = ?1 AND o.pid IS ?2 AND o.tid IS ?3 "
+                             "AND o.start_ns >= ?4 AND o.start_ns < ?5 ORDER BY o.start_ns, o.id");
     for (const auto& [thread, calls] : by_thread) {
       for (size_t i = 0; i < calls.size(); ++i) {
         if (calls[i].kind != 0) continue;
@@ -282,8 +288,15 @@ class GraphDeriver {
         leaves.bind(3, thread.second);
         leaves.bind(4, w.start_ns);
         leaves.bind(5, w.end_ns);
-        while (leaves.executeStep()) w.leaf_ops.push_back(leaves.getColumn(0).getInt64());
+        std::vector<int64_t> ops;
+        std::set<int64_t> parents;
+        while (leaves.executeStep()) {
+          ops.push_back(leaves.getColumn(0).getInt64());
+          if (!leaves.getColumn(1).isNull()) parents.insert(leaves.getColumn(1).getInt64());
+        }
         leaves.reset();
+        for (int64_t op : ops)
+          if (!parents.contains(op)) w.leaf_ops.push_back(op);
         out.push_back(std::move(w));
         i = j;
       }
