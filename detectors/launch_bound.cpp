@@ -119,7 +119,14 @@ class LaunchBound final : public Detector {
         }
         prev_end = std::max(prev_end, w.end);
       }
-      if (launched < min_kernels_) continue;
+      if (launched < min_kernels_) {
+        // Say why a GPU busy with graph replays was not judged: its kernels were no launches.
+        if (replayed > 0)
+          sink.below_threshold(checked_below(*this, trace_id, dev.device_id,
+                                             "kernels launched one by one (kernels replayed by CUDA graphs not counted)",
+                                             static_cast<double>(launched), static_cast<double>(min_kernels_), "kernels"));
+        continue;
+      }
       double short_share = static_cast<double>(short_kernels) / static_cast<double>(launched);
       // Judged on the steady state: start-up inside the capture only dilutes the share.
       const int64_t window_ns = dev.startup_ns > 0 ? dev.steady_window_ns : dev.window_ns;
