@@ -395,7 +395,8 @@ std::string render_summary_json(const std::vector<TraceSummary>& traces, const s
                         {"ops_without_tc", t.tc_eligible_ops_no_tc},
                         {"gpu_time_without_tc_ns", t.tc_eligible_no_tc_gpu_ns}};
     // Present only for traces that replay CUDA graphs or ran torch.compile code (docs/output-json.md).
-    for (auto& [key, value] : graphs_compiled_json(t).items()) j[key] = value;
+    const json extra = graphs_compiled_json(t);  // named: items() of a temporary would dangle
+    for (const auto& [key, value] : extra.items()) j[key] = value;
     json issues = json::array();
     for (const auto& i : t.issues) issues.push_back({{"kind", i.kind}, {"count", i.count}, {"example", i.example}, {"location", i.location}});
     j["import_issues"] = issues;

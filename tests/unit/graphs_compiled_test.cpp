@@ -160,6 +160,9 @@ TEST(CompiledFixtures, SavedStoreKeepsRecordedGraphIdsAndDerivesAgain) {
 }  // namespace
 }  // namespace proflint
 
+namespace proflint {
+namespace {
+
 // An nsys 2026 export with --cuda-graph-trace=node: the kernels of two replays carry graphId 5 and
 // graphNodeId 101..103; the capture on thread 111 recorded three cudaLaunchKernel calls, each
 // inside an emit_nvtx range (aten::mm, aten::relu, aten::add). Hand-laid rows, so every figure
@@ -225,3 +228,6 @@ TEST(GraphNsys, RecordedIdsAndCapturedNvtxOpsSurviveASavedStore) {
   check(reloaded);
   std::filesystem::remove_all(dir);
 }
+
+}  // namespace
+}  // namespace proflint
