@@ -121,7 +121,10 @@ std::string_view kernel_category(std::string_view full_name) {
   std::string_view kind = triton_kernel_kind(full_name);
   if (kind == "pointwise" || kind == "foreach") return "elementwise";
   if (kind == "reduction" || kind == "persistent_reduction") return "reduction";
-  if (kind == "template") return lower_for_matching(full_name).find("conv") != std::string::npos ? "conv" : "gemm";
+  if (kind == "template") {  // GEMM templates, unless the template is an attention or conv one (flex_attention)
+    std::string_view by_name = match(lower_for_matching(full_name));
+    return by_name == "attention" || by_name == "conv" ? by_name : std::string_view("gemm");
+  }
   std::string base = kernel_base_name(full_name);
   std::string_view by_base = match(lower_for_matching(base));
   if (by_base != "other") return by_base;
