@@ -15,6 +15,8 @@
 //     aten::_flash_attention_forward) = 11,713,064 ns.
 //   hta_triton_example: one triton_poi_fused_add_cos_sin_0 (1.76 us) launched by cuLaunchKernel
 //     inside 'Torch-Compiled Region: 0/0'.
+//   hta_a100_16rank_rank0: 70 cudaGraphLaunch calls; 135 kernels share their correlation ids,
+//     105,115 us in all; 81 kernels named by an older Inductor ('triton__0d1d2d...', no kind prefix).
 #include <SQLiteCpp/Statement.h>
 #include <gtest/gtest.h>
 
@@ -82,6 +84,18 @@ TEST(GraphsRealdata, HtaTritonKernelBelongsToItsRegion) {
                     "JOIN compiled_region r ON r.range_id = c.region_range_id JOIN kernel k ON k.id = c.kernel_id"),
             "Torch-Compiled Region: 0/0|pointwise|1760");
   EXPECT_EQ(count(s, "SELECT COUNT(*) FROM cuda_graph"), 0);
+}
+
+TEST(GraphsRealdata, Hta16RankReplaysFourteenGraphsFiveTimesEach) {
+  REALDATA_OR_SKIP(path, "kineto/hta_a100_16rank_rank0.json.gz");
+  Store s = load_inputs({path}, LoadOptions{});
+  EXPECT_EQ(count(s, "SELECT SUM(replays) FROM cuda_graph"), 70);
+  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM graph_kernel"), 135);
+  EXPECT_EQ(count(s, "SELECT SUM(gpu_time_ns) FROM cuda_graph"), 105'115'000);
+  // Graphs are told apart by the kernel sequence they replay: 14 of them, each once per step.
+  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM cuda_graph"), 14);
+  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM cuda_graph WHERE replays = 5"), 14);
+  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM kernel_compiled WHERE triton_kind = 'triton'"), 81);
 }
 
 }  // namespace
