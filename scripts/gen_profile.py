@@ -367,7 +367,22 @@ def host_activity_main(argv):
     return 0
 
 
+def graphs_main(argv):
+    """`gen_profile.py graphs NAME -o FILE`: CUDA graph and torch.compile scenarios (genprof/graph_scenarios.py)."""
+    from genprof import graph_scenarios
+    p = argparse.ArgumentParser(prog="gen_profile.py graphs", description=graph_scenarios.__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=graph_scenarios.__doc__)
+    p.add_argument("name", choices=sorted(graph_scenarios.SCENARIOS))
+    p.add_argument("-o", "--output", required=True, help="output file (.json or .json.gz)")
+    a = p.parse_args(argv)
+    n = graph_scenarios.write(a.name, a.output)
+    sys.stderr.write("gen_profile: graphs %s -> %s: %d events\n" % (a.name, a.output, n))
+    return 0
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["host-activity"]:
         sys.exit(host_activity_main(sys.argv[2:]))
+    if len(sys.argv) > 1 and sys.argv[1] == "graphs":
+        sys.exit(graphs_main(sys.argv[2:]))
     sys.exit(main())

@@ -272,6 +272,17 @@ int pf_category(lua_State* L) {
   return 1;
 }
 
+// proflint.triton_kind(name): what an Inductor Triton kernel does, from its name prefix; nil for
+// other kernels (the classifier behind kernel_compiled.triton_kind).
+int pf_triton_kind(lua_State* L) {
+  size_t n = 0;
+  const char* name = luaL_checklstring(L, 1, &n);
+  std::string_view kind = triton_kernel_kind(std::string_view(name, n));
+  if (kind.empty()) lua_pushnil(L);
+  else lua_pushlstring(L, kind.data(), kind.size());
+  return 1;
+}
+
 // Torch dtype name ("float32", "int64", …) for a type name as profilers record it ("float",
 // "long int", "c10::Half"); other names (argument kinds such as "Scalar" or "TensorList") come back
 // lower-cased, an empty name (no tensor) as "".
@@ -592,6 +603,31 @@ std::vector<std::string> need_names() {
   std::vector<std::string> out;
   for (auto n : known_needs()) out.emplace_back(n);
   return out;
+}
+
+// ctx:kernel_origin(kernel_id): where a kernel comes from beyond its launching op (docs/lua-api.md,
+// "CUDA graphs and torch.compile"): the graph and node that replayed it, the op captured into that
+// node, the compiled region that launched it and its Triton kind. nil when it is neither a replayed
+// nor a compiled kernel.
+int ctx_kernel_origin(lua_State* L) {
+  RunContext& run = run_of(L);
+  check_self(L, "kernel_origin");
+  lua_Integer kernel = luaL_checkinteger(L, 2);
+  lua_settop(L, 1);
+  lua_pushliteral(L,
+                  "SELECT k.id AS kernel_id, g.graph_id, g.node AS graph_node, g.replay, g.launch_api_call_id, "
+                  "g.captured_op_id, co.name AS captured_op, c.region_range_id AS compiled_region_range_id, "
+                  "r.name AS compiled_region, c.triton_kind, c.fallback FROM _kernel k "
+                  "LEFT JOIN graph_kernel g ON g.kernel_id = k.id LEFT JOIN op co ON co.id = g.captured_op_id "
+                  "LEFT JOIN kernel_compiled c ON c.kernel_id = k.id LEFT JOIN compiled_region r ON r.range_id = c.region_range_id "
+                  "WHERE k.id = ? AND (g.kernel_id IS NOT NULL OR c.kernel_id IS NOT NULL)");
+  lua_pushinteger(L, kernel);
+  StmtBox* box = prepare(L, run, "kernel_origin");
+  if (step(L, run, box, "kernel_origin")) push_row(L, box->stmt);
+  else lua_pushnil(L);
+  sqlite3_finalize(box->stmt);
+  box->stmt = nullptr;
+  return 1;
 }
 
 int ctx_has(lua_State* L) {
@@ -1166,6 +1202,7 @@ void open_proflint_library(lua_State* L) {
                                  {"format_ns", pf_format_ns}, {"format_percent", pf_format_percent},
                                  {"intersect", pf_intersect}, {"total", pf_total},
                                  {"union", pf_union},         {"uses_tensor_cores", pf_uses_tensor_cores},
+                                 {"triton_kind", pf_triton_kind},
                                  {nullptr, nullptr}};
   luaL_newlib(L, fns);
   lua_setglobal(L, "proflint");
@@ -1199,8 +1236,8 @@ void push_ctx(lua_State* L, RunContext& run, const nlohmann::json& options) {
   lua_newtable(L);
   static const luaL_Reg methods[] = {
       {"below_threshold", ctx_below_threshold}, {"cpu_hotspots", ctx_cpu_hotspots}, {"has", ctx_has},
-      {"host_waits", ctx_host_waits}, {"log", ctx_log}, {"query", ctx_query}, {"report", ctx_report},
-      {"rows", ctx_rows}, {nullptr, nullptr}};
+      {"host_waits", ctx_host_waits}, {"kernel_origin", ctx_kernel_origin}, {"log", ctx_log}, {"query", ctx_query},
+      {"report", ctx_report}, {"rows", ctx_rows}, {nullptr, nullptr}};
   for (const luaL_Reg* m = methods; m->name; ++m) {
     lua_pushlightuserdata(L, &run);
     lua_pushcclosure(L, m->func, 1);

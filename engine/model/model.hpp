@@ -125,6 +125,10 @@ struct DeviceFact {
   DeviceRow row;
   int64_t has_activity = kNone;  // derived
 };
+struct KernelGraphFact {  // kernel_graph_node rows: recorded CUDA graph ids of one kernel
+  int64_t kernel = 0;      // position in kernels
+  int64_t graph_id = kNone, graph_node_id = kNone;
+};
 struct IssueFact {
   int64_t count = 0;
   std::string example, location;
@@ -218,6 +222,7 @@ struct TraceModel {
   std::vector<CpuSampleFact> cpu_samples;
   std::vector<CpuFrameFact> cpu_frames;
   std::map<std::string, IssueFact, std::less<>> issues;  // by kind
+  std::vector<KernelGraphFact> kernel_graph_nodes;       // sorted by kernel position
 
   DerivedFacts derived;
 

@@ -125,4 +125,10 @@ struct CpuSampleRow {
   size_t frame_count = 0;
 };
 
+// CUDA graph ids a profiler recorded for one kernel (schema/0009_graphs_compiled.sql,
+// kernel_graph_node): nsys graphId/graphNodeId, Kineto 'graph id'/'graph node id'. 0 means none.
+struct KernelGraphIds {
+  opt_i64 graph_id, graph_node_id;
+};
+
 }  // namespace proflint

@@ -84,6 +84,15 @@ void FactSink::add_stream(int64_t device_id, int64_t stream_id, std::optional<st
   model_.streams.push_back(std::move(s));
 }
 
+bool FactSink::add_graph_kernel(const KernelRow& row, const KernelGraphIds& ids) {
+  if (!add_kernel(row)) return false;
+  auto id = [](const opt_i64& v) { return v && *v != 0 ? *v : kNone; };
+  int64_t graph = id(ids.graph_id), node = id(ids.graph_node_id);
+  if (graph != kNone || node != kNone)
+    model_.kernel_graph_nodes.push_back({static_cast<int64_t>(model_.kernels.size()) - 1, graph, node});
+  return true;
+}
+
 bool FactSink::add_kernel(const KernelRow& r) {
   if (!admit_interval(r.start_ns, r.dur_ns, "kernel")) return false;
   ++rows_;

@@ -33,6 +33,8 @@ class FactSink {
   // The add_* of timed rows drop a row whose times leave what a profile can mean (limits below)
   // with an import issue, and return false; importers may ignore the result.
   bool add_kernel(const KernelRow& row);
+  // A kernel with the CUDA graph ids its profiler recorded (ids of 0 or absent are no id).
+  bool add_graph_kernel(const KernelRow& row, const KernelGraphIds& ids);
   bool add_memcpy(const MemcpyRow& row);
   bool add_memset(const MemsetRow& row);
   bool add_api_call(const ApiCallRow& row);

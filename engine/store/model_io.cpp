@@ -182,12 +182,13 @@ struct Writer {
         os_call_ins(h, "INSERT INTO _os_call(id, trace_id, pid, tid, start_ns, dur_ns, name_id, return_value, nesting_level) "
                        "VALUES (?,?,?,?,?,?,?,?,?)"),
         cpu_sample_ins(h, "INSERT INTO _cpu_sample(id, trace_id, pid, tid, ts_ns, cpu, leaf_id) VALUES (?,?,?,?,?,?,?)"),
-        cpu_frame_ins(h, "INSERT INTO _cpu_frame(sample_id, trace_id, depth, name_id, module_id) VALUES (?,?,?,?,?)") {}
+        cpu_frame_ins(h, "INSERT INTO _cpu_frame(sample_id, trace_id, depth, name_id, module_id) VALUES (?,?,?,?,?)"),
+        graph_node_ins(h, "INSERT INTO kernel_graph_node(kernel_id, trace_id, graph_id, graph_node_id) VALUES (?,?,?,?)") {}
 
   sqlite3* db;
   Stmt trace_ins, device_ins, process_ins, thread_ins, stream_ins, kernel_ins, memcpy_ins, memset_ins, api_ins, range_ins,
       collective_ins, flow_ins, memory_ins, counter_ins, sync_ins, issue_ins, op_ins, iteration_ins, breakdown_ins,
-      steady_ins, undescribed_ins;
+      steady_ins, undescribed_ins, graph_node_ins;
   Stmt os_call_ins, cpu_sample_ins, cpu_frame_ins;
 
   static int64_t at(int64_t base, int64_t index) { return index >= 0 ? base + index : kNone; }
@@ -235,6 +236,8 @@ struct Writer {
       }
       kernel_ins.run();
     }
+    for (const auto& g : m.kernel_graph_nodes)
+      graph_node_ins.i64(b.kernel + g.kernel).i64(t).i64(g.graph_id).i64(g.graph_node_id).run();
     auto copies = [&](Stmt& ins, const std::vector<CopyFact>& rows, const std::vector<GpuLinks>& links, int64_t base,
                       bool memcpy) {
       for (size_t i = 0; i < rows.size(); ++i) {
@@ -531,11 +534,19 @@ std::vector<TraceModel> load_model(Store& store, std::vector<bool>* was_derived)
   {
     Stmt q(h,
            "SELECT trace_id, device_id, stream_id, pid, start_ns, dur_ns, name_id, correlation_id, external_id, grid_x, grid_y, "
-           "grid_z, block_x, block_y, block_z, registers_per_thread, shared_memory_bytes FROM _kernel ORDER BY id");
+           "grid_z, block_x, block_y, block_z, registers_per_thread, shared_memory_bytes, id FROM _kernel ORDER BY id");
+    std::unordered_map<int64_t, std::pair<int64_t, int64_t>> graph_ids;  // kernel id -> recorded graph, node
+    {
+      Stmt g(h, "SELECT kernel_id, graph_id, graph_node_id FROM kernel_graph_node");
+      while (g.step()) graph_ids.emplace(g.col(0), std::pair{g.col(1), g.col(2)});
+    }
     while (q.step()) {
       KernelFact k{q.col(1), q.col(2), q.col(3), q.col(4), q.col(5), sid(q.col(6)), q.col(7), q.col(8), q.col(9),
                    q.col(10), q.col(11), q.col(12), q.col(13), q.col(14), q.col(15), q.col(16)};
-      model_of(q.col(0)).kernels.push_back(k);
+      TraceModel& m = model_of(q.col(0));
+      if (auto it = graph_ids.find(q.col(17)); it != graph_ids.end())
+        m.kernel_graph_nodes.push_back({static_cast<int64_t>(m.kernels.size()), it->second.first, it->second.second});
+      m.kernels.push_back(k);
     }
   }
   {
