@@ -17,12 +17,14 @@ DetectorInfo dataloader_stall_info();
 DetectorInfo dp_instead_of_ddp_info();
 DetectorInfo emit_nvtx_missing_info();
 DetectorInfo gpu_idle_gaps_info();
+DetectorInfo gpu_idle_sampled_info();
 DetectorInfo gpu_imbalance_info();
 DetectorInfo gpu_underutilized_info();
 DetectorInfo host_sync_info();
 DetectorInfo import_issues_info();
 DetectorInfo launch_bound_info();
 DetectorInfo memcpy_bound_info();
+DetectorInfo memory_headroom_info();
 DetectorInfo no_fusion_info();
 DetectorInfo no_gpu_activity_info();
 DetectorInfo no_iterations_info();
@@ -48,12 +50,14 @@ const std::vector<DetectorInfo>& detector_registry() {
       dp_instead_of_ddp_info(),
       emit_nvtx_missing_info(),
       gpu_idle_gaps_info(),
+      gpu_idle_sampled_info(),
       gpu_imbalance_info(),
       gpu_underutilized_info(),
       host_sync_info(),
       import_issues_info(),
       launch_bound_info(),
       memcpy_bound_info(),
+      memory_headroom_info(),
       no_fusion_info(),
       no_gpu_activity_info(),
       no_iterations_info(),

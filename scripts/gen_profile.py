@@ -339,5 +339,12 @@ def main(argv=None):
     return 0
 
 
+def samples_main(argv):
+    """gen_profile.py samples DIALECT ... -o FILE: a sampling log of a simulated job (issue 17):
+    nvsmi-csv, dmon, pmon, dcgmi or memory-timeline (genprof/samplelogs.py)."""
+    from genprof import samplelogs
+    return samplelogs.main(argv)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(samples_main(sys.argv[2:]) if sys.argv[1:2] == ["samples"] else main())

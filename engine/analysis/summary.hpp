@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/analysis/system_view.hpp"
 #include "engine/store/store.hpp"
 
 namespace proflint {
@@ -84,6 +85,8 @@ struct TraceSummary {
   int64_t tc_eligible_no_tc_gpu_ns = 0;  // their kernel time
   IterationSummary iterations;
   std::vector<ImportIssueSummary> issues;
+  // Sampling logs and operator logs of this trace (engine/analysis/system_view.hpp); empty when none.
+  SystemView system_view;
 };
 
 // An op node, as the DLProf-style reports aggregate op instances: the op path without the

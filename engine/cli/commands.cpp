@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <set>
 
@@ -49,6 +50,11 @@ LoadOptions load_options(const CommonOptions& o) {
   l.derive.iter_stop = o.iter_stop;
   l.derive.extra_tensor_core_patterns = config.tensor_core_patterns;
   l.derive.job_by = o.job_by;
+  if (o.sample_offset_s) {
+    if (!std::isfinite(*o.sample_offset_s) || std::fabs(*o.sample_offset_s) > 1e9)
+      throw Error("--sample-offset must be a number of seconds between -1e9 and 1e9");
+    l.sample_offset_ns = static_cast<int64_t>(std::llround(*o.sample_offset_s * 1e9));
+  }
   l.rederive = l.derive.key_node || o.iter_start || o.iter_stop || !config.tensor_core_patterns.empty();
   return l;
 }

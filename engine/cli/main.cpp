@@ -26,6 +26,9 @@ int main(int argc, char** argv) {
                     "how profiles form jobs: auto (distributedInfo, nsys processes; default), given (all inputs are "
                     "the ranks of one job) or none (each profile alone)")
         ->check(CLI::IsMember({"auto", "given", "none"}));
+    cmd->add_option("--sample-offset", common.sample_offset_s,
+                    "seconds added to the times of sampling logs (nvidia-smi, dmon, dcgmi) given beside a trace, to "
+                    "put them on the trace's clock (default: found from the clocks)");
   };
 
   // Every command that runs Lua rules takes the pair (one is parsed per run, so they share).

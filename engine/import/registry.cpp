@@ -11,14 +11,19 @@
 #include "engine/import/kineto/byte_source.hpp"
 #include "engine/import/kineto/kineto_importer.hpp"
 #include "engine/import/nsys/nsys_importer.hpp"
+#include "engine/import/samples/samples_importers.hpp"
 
 namespace proflint {
 
 const std::vector<std::unique_ptr<Importer>>& importers() {
   static const std::vector<std::unique_ptr<Importer>> all = [] {
     std::vector<std::unique_ptr<Importer>> v;
+    // The memory timeline is a JSON array too: it is asked before Kineto, which takes any JSON.
+    v.push_back(std::make_unique<MemoryTimelineImporter>());
     v.push_back(std::make_unique<KinetoImporter>());
     v.push_back(std::make_unique<NsysImporter>());
+    v.push_back(std::make_unique<NvsmiCsvImporter>());
+    v.push_back(std::make_unique<DmonImporter>());
     return v;
   }();
   return all;
@@ -77,12 +82,15 @@ ImportResult import_file(const std::string& path, TraceModel& model, const Impor
     } catch (const std::exception& e) {
       // A library's message ("database disk image is malformed") alone does not say which file.
       throw input_error(path, "", std::string("cannot read this ") +
-                                      (importer->name() == "nsys" ? "Nsight Systems export" : "Kineto trace") + ": " +
+                                      (importer->name() == "nsys"     ? "Nsight Systems export"
+                                       : importer->name() == "kineto" ? "Kineto trace"
+                                                                      : "sampling log") + ": " +
                                       e.what());
     }
   }
   throw input_error(path, "", "not a recognised profile (expected PyTorch profiler / Kineto JSON, an Nsight Systems "
-                              "SQLite export or a proflint store)");
+                              "SQLite export, a proflint store, or a sampling log: nvidia-smi --query-gpu CSV, "
+                              "nvidia-smi dmon/pmon, dcgmi dmon, PyTorch memory timeline)");
 }
 
 }  // namespace proflint

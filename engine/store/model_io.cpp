@@ -132,6 +132,7 @@ class GlobalStrings {
 // Where one model's rows start in the store's id spaces (the store continues after its largest ids).
 struct Bases {
   int64_t trace = 0, kernel = 0, memcpy = 0, memset = 0, api = 0, range = 0, sync = 0, op = 0;
+  int64_t series = 0;  // sample_series ids
   std::vector<int64_t> string_ids;  // local string id -> global id (index 0 unused)
 };
 
@@ -177,12 +178,17 @@ struct Writer {
         steady_ins(h, "INSERT INTO steady_state(trace_id, device_id, window_start_ns, start_ns, end_ns, startup_ns, startup_cause, "
                       "startup_evidence, kernel_tc_ns, kernel_other_ns, communication_ns, memcpy_ns, memset_ns, runtime_ns, "
                       "dataloader_ns, cpu_ns, idle_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
-        undescribed_ins(h, "INSERT OR IGNORE INTO device(trace_id, device_id, has_activity) VALUES (?, ?, 1)") {}
+        undescribed_ins(h, "INSERT OR IGNORE INTO device(trace_id, device_id, has_activity) VALUES (?, ?, 1)"),
+        series_ins(h, "INSERT INTO sample_series(series_id, trace_id, device_id, pid, metric, unit, source, format, offset_ns) "
+                      "VALUES (?,?,?,?,?,?,?,?,?)"),
+        point_ins(h, "INSERT INTO sample_point(series_id, ts_ns, value) VALUES (?,?,?)"),
+        operator_ins(h, "INSERT INTO operator_timing(trace_id, source, operator, module, time_ns, count, first_line) "
+                        "VALUES (?,?,?,?,?,?,?)") {}
 
   sqlite3* db;
   Stmt trace_ins, device_ins, process_ins, thread_ins, stream_ins, kernel_ins, memcpy_ins, memset_ins, api_ins, range_ins,
       collective_ins, flow_ins, memory_ins, counter_ins, sync_ins, issue_ins, op_ins, iteration_ins, breakdown_ins,
-      steady_ins, undescribed_ins;
+      steady_ins, undescribed_ins, series_ins, point_ins, operator_ins;
 
   static int64_t at(int64_t base, int64_t index) { return index >= 0 ? base + index : kNone; }
   static int64_t sid(const Bases& b, int64_t local) {
@@ -284,6 +290,16 @@ struct Writer {
           .i64(s.start_ns).i64(s.dur_ns).text(m.label(s.kind)).i64(s.correlation_id)
           .i64(derived ? iteration_col(d.sync_iteration[i]) : kNone).run();
     }
+    for (size_t i = 0; i < m.sample_series.size(); ++i) {
+      const SampleSeriesFact& s = m.sample_series[i];
+      int64_t id = b.series + static_cast<int64_t>(i);
+      series_ins.i64(id).i64(t).i64(s.device_id).i64(s.pid).text(std::string_view(s.metric)).text(std::string_view(s.unit))
+          .text(std::string_view(s.source)).text(std::string_view(s.format)).i64(s.offset_ns).run();
+      for (size_t k = 0; k < s.ts_ns.size(); ++k) point_ins.i64(id).i64(s.ts_ns[k]).real(s.values[k]).run();
+    }
+    for (const auto& o : m.operator_timings)
+      operator_ins.i64(t).text(std::string_view(o.source)).text(std::string_view(o.row.operator_name)).text(o.row.module)
+          .i64(o.row.time_ns).i64(o.row.count).i64(o.row.first_line).run();
     for (const auto& [kind, issue] : m.issues)
       issue_ins.i64(t).text(std::string_view(kind)).i64(issue.count).text(std::string_view(issue.example))
           .text(std::string_view(issue.location)).run();
@@ -347,6 +363,7 @@ void write_models(Store& store, const std::vector<TraceModel*>& models) {
     next.range = max_of(h, "SELECT MAX(id) FROM _range") + 1;
     next.sync = max_of(h, "SELECT MAX(id) FROM sync_event") + 1;
     next.op = max_of(h, "SELECT MAX(id) FROM _op") + 1;
+    next.series = max_of(h, "SELECT MAX(series_id) FROM sample_series") + 1;
     for (size_t i = 0; i < models.size(); ++i) {
       const TraceModel& m = *models[i];
       Bases& b = bases[i];
@@ -358,6 +375,8 @@ void write_models(Store& store, const std::vector<TraceModel*>& models) {
       b.range = next.range;
       b.sync = next.sync;
       b.op = next.op;
+      b.series = next.series;
+      next.series += static_cast<int64_t>(m.sample_series.size());
       next.kernel += static_cast<int64_t>(m.kernels.size());
       next.memcpy += static_cast<int64_t>(m.memcpys.size());
       next.memset += static_cast<int64_t>(m.memsets.size());
@@ -603,6 +622,44 @@ std::vector<TraceModel> load_model(Store& store, std::vector<bool>* was_derived)
     while (q.step()) {
       TraceModel& m = model_of(q.col(0));
       m.syncs.push_back({q.col(1), q.col(2), q.col(3), q.col(4), q.col(5), q.col(6), q.col(8), label(m, q, 7)});
+    }
+  }
+  {
+    std::unordered_map<int64_t, std::pair<size_t, size_t>> series_at;  // series_id -> (model, position)
+    Stmt q(h, "SELECT series_id, trace_id, device_id, pid, metric, unit, source, format, offset_ns FROM sample_series ORDER BY series_id");
+    while (q.step()) {
+      TraceModel& m = model_of(q.col(1));
+      SampleSeriesFact f;
+      f.device_id = q.col(2);
+      f.pid = q.col(3);
+      f.metric = q.str(4);
+      f.unit = q.str(5);
+      f.source = q.str(6);
+      f.format = q.str(7);
+      f.offset_ns = q.col(8) == kNone ? 0 : q.col(8);
+      series_at.emplace(q.col(0), std::pair{by_trace.at(q.col(1)), m.sample_series.size()});
+      m.sample_series.push_back(std::move(f));
+    }
+    Stmt p(h, "SELECT series_id, ts_ns, value FROM sample_point ORDER BY rowid");
+    while (p.step()) {
+      auto it = series_at.find(p.col(0));
+      if (it == series_at.end()) throw Error("internal: a sample names series " + std::to_string(p.col(0)) + ", which sample_series lacks");
+      auto& f = models[it->second.first].sample_series[it->second.second];
+      f.ts_ns.push_back(p.col(1));
+      f.values.push_back(p.dbl(2));
+    }
+  }
+  {
+    Stmt q(h, "SELECT trace_id, source, operator, module, time_ns, count, first_line FROM operator_timing ORDER BY rowid");
+    while (q.step()) {
+      OperatorTimingFact o;
+      o.source = q.str(1);
+      o.row.operator_name = q.str(2);
+      o.row.module = q.opt_str(3);
+      o.row.time_ns = q.col(4);
+      o.row.count = q.col(5);
+      o.row.first_line = q.opt(6);
+      model_of(q.col(0)).operator_timings.push_back(std::move(o));
     }
   }
   {

@@ -1,0 +1,26 @@
+#!/bin/sh
+# Regenerates the sampling-log fixtures under fixtures/samples/ (docs/fixtures.md, docs/samples.md).
+# The generator prints each job's truth (stalls, per-GPU mean activity, peak memory) on stderr.
+set -e
+cd "$(dirname "$0")/../.."
+g="python3 scripts/gen_profile.py samples"
+d=fixtures/samples
+mkdir -p $d
+# 2 A100s, 1 s samples, two 4 s stalls of both GPUs inside a 50 s active window, 10 GiB of 80 used.
+$g nvsmi-csv --seed stalls -o $d/nvsmi_2gpu_stalls.csv
+# The same job without stalls, sampled every 100 ms with no index column, nounits, and bursts that
+# straddle a millisecond boundary (GPUs by position).
+$g nvsmi-csv --seed busy --stall-every 0 --interval 0.1 --columns timestamp,utilization.gpu,memory.used,memory.total,power.draw \
+  --nounits --split-bursts -o $d/nvsmi_2gpu_busy_noindex_nounits.csv
+# One GPU, fields in another order, [N/A] / [Not Supported] cells, gzip.
+$g nvsmi-csv --seed na --gpus 1 --columns index,power.draw,fan.speed,timestamp,utilization.gpu,memory.used,pstate,clocks.sm \
+  --na fan.speed -o $d/nvsmi_1gpu_na_cells.csv.gz
+$g dmon --seed dmon --timestamps -o $d/dmon_2gpu_dt.txt
+$g dmon --seed dmon-nt --gpus 1 --duration 20 -o $d/dmon_1gpu_no_time.txt
+$g pmon --seed pmon --timestamps -o $d/pmon_2gpu_dt.txt
+$g dcgmi --seed dcgmi -o $d/dcgmi_2gpu.txt
+$g memory-timeline --seed memtl -o $d/memory_timeline.raw.json.gz
+# A log of the job of fixtures/report_mlp.json.gz, printed in local time UTC+02:00, starting 5 s
+# before the trace's first event: analysed beside the trace it is shifted by -7200 s.
+$g nvsmi-csv --seed around --gpus 1 --duration 20 --interval 0.5 --lead-in 1 --tail 1 --stall-every 0 \
+  --around fixtures/report_mlp.json.gz --before 5 --utc-offset 2 -o $d/nvsmi_report_mlp_utc+2.csv
