@@ -89,6 +89,7 @@ SampleAlignment align_samples(int64_t log_start, int64_t log_end, const std::str
 }
 
 void attach_samples(TraceModel& trace, TraceModel& log, const SampleAlignment& alignment) {
+  const bool has_series = !log.sample_series.empty();
   for (auto& s : log.sample_series) {
     s.offset_ns += alignment.offset_ns;
     for (auto& t : s.ts_ns) t += alignment.offset_ns;
@@ -105,6 +106,7 @@ void attach_samples(TraceModel& trace, TraceModel& log, const SampleAlignment& a
     auto [it, fresh] = trace.issues.emplace(std::string(kind), IssueFact{0, alignment.note.substr(0, 200), log.info.path});
     ++it->second.count;
   };
+  if (!has_series) return;  // an operator log has no times to align
   if (!alignment.aligned) add(import_issue::samples_not_aligned);
   else if (alignment.by_time_zone) add(import_issue::samples_time_zone_assumed);
 }

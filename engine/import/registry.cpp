@@ -88,9 +88,10 @@ ImportResult import_file(const std::string& path, TraceModel& model, const Impor
                                       e.what());
     }
   }
+  if (options.operator_spec) return import_operator_log(path, model, *options.operator_spec);
   throw input_error(path, "", "not a recognised profile (expected PyTorch profiler / Kineto JSON, an Nsight Systems "
                               "SQLite export, a proflint store, or a sampling log: nvidia-smi --query-gpu CSV, "
-                              "nvidia-smi dmon/pmon, dcgmi dmon, PyTorch memory timeline)");
+                              "nvidia-smi dmon/pmon, dcgmi dmon, PyTorch memory timeline; an operator log needs --operator-spec)");
 }
 
 }  // namespace proflint

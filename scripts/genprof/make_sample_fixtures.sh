@@ -24,3 +24,18 @@ $g memory-timeline --seed memtl -o $d/memory_timeline.raw.json.gz
 # before the trace's first event: analysed beside the trace it is shifted by -7200 s.
 $g nvsmi-csv --seed around --gpus 1 --duration 20 --interval 0.5 --lead-in 1 --tail 1 --stall-every 0 \
   --around fixtures/report_mlp.json.gz --before 5 --utc-offset 2 -o $d/nvsmi_report_mlp_utc+2.csv
+# Clocks: every 3rd running sample power-capped (reason 0x4, 1200 of 1410 MHz, 400 of 400 W).
+$g nvsmi-csv --seed clocks --gpus 1 --stall-every 0 --throttle-every 3 \
+  --columns timestamp,index,utilization.gpu,clocks.sm,clocks.max.sm,power.draw,power.limit,clocks_throttle_reasons.active \
+  -o $d/nvsmi_1gpu_power_capped.csv
+# DCGM profiling fields: SMs busy, Tensor Cores at 2% of SM active, DRAM at 80% of the activity.
+$g dcgmi --seed hw --stall-every 0 --tensor-share 0.02 --dram-share 0.95 -o $d/dcgmi_2gpu_no_tensor_dram_bound.txt
+# The same GPU never capped, at a lower load (power stays under 97% of the limit).
+$g nvsmi-csv --seed clocks-ok --gpus 1 --stall-every 0 --activity 70 \
+  --columns timestamp,index,utilization.gpu,clocks.sm,clocks.max.sm,power.draw,power.limit,clocks_throttle_reasons.active \
+  -o $d/nvsmi_1gpu_full_clocks.csv
+# A Clara-style operator log (roi-generator of the bone pipeline) and its spec: reading the input
+# (two lines of the repeated keyword Readinginput, summed) takes most of the operator's time.
+$g operator-log --seed oplog --spec-out $d/roi_generator_spec.yaml -o $d/roi_generator_operator.log
+# The same operator with a fast input read: the GPU stages dominate.
+$g operator-log --seed oplog-fast --read-ms 150 -o $d/roi_generator_fast_read.log

@@ -18,7 +18,7 @@ import json
 import random
 import sys
 
-DIALECTS = ("nvsmi-csv", "dmon", "pmon", "dcgmi", "memory-timeline")
+DIALECTS = ("nvsmi-csv", "dmon", "pmon", "dcgmi", "memory-timeline", "operator-log")
 
 NVSMI_UNITS = {
     "utilization.gpu": "%", "utilization.memory": "%", "memory.used": "MiB", "memory.total": "MiB",
@@ -58,6 +58,13 @@ def parse(argv):
                         "UTC+--utc-offset hours (overrides --start)")
     p.add_argument("--before", type=float, default=10.0)
     p.add_argument("--utc-offset", type=float, default=2.0, help="hours: local time = UTC + this")
+    p.add_argument("--throttle-every", type=int, default=0,
+                   help="nvsmi-csv: every Nth running sample is power-capped (throttle reason 0x4, SM clock 1200 MHz, "
+                        "power at the limit); 0: never")
+    p.add_argument("--tensor-share", type=float, default=0.6, help="dcgmi: TENSO as a share of SMACT")
+    p.add_argument("--dram-share", type=float, default=0.3, help="dcgmi: DRAMA as a share of the activity")
+    p.add_argument("--spec-out", default=None, help="operator-log: also write the profiler spec (YAML) here")
+    p.add_argument("--read-ms", type=float, default=3000.0, help="operator-log: time of each input-reading line")
     p.add_argument("--seed", default="0")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("-o", "--output", required=True)
@@ -164,11 +171,13 @@ def write_nvsmi(a, job, out):
                 if c == "name":
                     cells.append(a.gpu_name)
                     continue
+                capped = a.throttle_every and act > 0 and k % a.throttle_every == 0
                 v = {"utilization.gpu": act, "utilization.memory": act // 2, "memory.used": mem, "memory.total": total,
-                     "memory.free": total - mem, "power.draw": "%.2f" % (60 + 3.4 * act),
-                     "power.limit": "400.00", "temperature.gpu": 35 + act // 3, "clocks.sm": 1410,
+                     "memory.free": total - mem, "power.draw": "400.00" if capped else "%.2f" % (60 + 3.4 * act),
+                     "power.limit": "400.00", "temperature.gpu": 35 + act // 3, "clocks.sm": 1200 if capped else 1410,
                      "clocks.max.sm": 1410, "fan.speed": 40, "pstate": "P0",
-                     "clocks_throttle_reasons.active": "0x0000000000000000"}.get(c, 0)
+                     "clocks_throttle_reasons.active": "0x0000000000000004" if capped else
+                     ("0x0000000000000001" if act == 0 else "0x0000000000000000")}.get(c, 0)
                 cells.append("%s %s" % (v, unit) if unit else str(v))
             out.write(", ".join(cells) + "\n")
 
@@ -212,7 +221,8 @@ def write_dcgmi(a, job, out):
         for g in range(a.gpus):
             act = job.active[k][g]
             out.write("GPU %-5d %-6d %-6d %-9.3f %-6.3f %-6.3f %-6.3f %d\n"
-                      % (g, act, act // 2, 60 + 3.4 * act, act / 100.0 * 0.9, act / 100.0 * 0.1, act / 100.0 * 0.3,
+                      % (g, act, act // 2, 60 + 3.4 * act, act / 100.0 * 0.9, act / 100.0 * 0.9 * a.tensor_share,
+                         act / 100.0 * a.dram_share,
                          job.mem[k][g]))
 
 
@@ -240,6 +250,28 @@ def write_memory_timeline(a, out):
     out.write(json.dumps(events))
 
 
+def write_operator_log(a, out):
+    """A Clara-style operator log: module lines '<text><KEY><text>: <ms>', the input read in two
+    parts (a repeated keyword, summed), and the total under the spec's totalTimeStr."""
+    r = random.Random("proflint-oplog:%s" % a.seed)
+    modules = [("Readinginput", a.read_ms), ("Histogramgeneration", 120.0), ("Volumethresholding", 340.0),
+               ("filtering", 410.0), ("3Dconnectedcomponentanalysis", 650.0), ("Readinginput", a.read_ms / 2),
+               ("PublishingOutput", 280.0)]
+    total = 0.0
+    out.write("[INFO] operator roi-generator starting\n")
+    for i, (key, ms) in enumerate(modules):
+        v = round(ms * (0.95 + 0.1 * r.random()), 3)
+        total += v
+        out.write("[INFO] 2025-06-01 12:00:%02d %s elapsed time in ms: %.3f\n" % (i, key, v))
+        out.write("[DEBUG] step %d done, buffers released\n" % i)
+    out.write("[INFO] ROIgeneratorElapsedTime: %.3f\n" % round(total + 55.0, 3))
+    if a.spec_out:
+        with open(a.spec_out, "w") as f:
+            f.write('profiler:\n  totalTimeStr: "ROIgeneratorElapsedTime"\n  opModules: ["Readinginput", '
+                    '"Histogramgeneration", "Volumethresholding",\n    "filtering", "3Dconnectedcomponentanalysis", '
+                    '"PublishingOutput"]\n  name: "roi-generator"\n')
+
+
 def main(argv):
     a = parse(argv)
     job = Job(a)
@@ -251,6 +283,8 @@ def main(argv):
         write_dmon(a, job, buf, pmon=a.dialect == "pmon")
     elif a.dialect == "dcgmi":
         write_dcgmi(a, job, buf)
+    elif a.dialect == "operator-log":
+        write_operator_log(a, buf)
     else:
         write_memory_timeline(a, buf)
     data = buf.getvalue().encode()

@@ -19,7 +19,7 @@ namespace proflint {
 
 bool is_sampling_log_format(std::string_view format) {
   return format == kNvsmiCsvFormat || format == kDmonFormat || format == kPmonFormat || format == kDcgmiFormat ||
-         format == kMemoryTimelineFormat;
+         format == kMemoryTimelineFormat || format == kOperatorLogFormat;
 }
 
 namespace samples {

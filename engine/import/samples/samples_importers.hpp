@@ -19,6 +19,7 @@ inline constexpr std::string_view kDmonFormat = "nvidia-smi-dmon";
 inline constexpr std::string_view kPmonFormat = "nvidia-smi-pmon";
 inline constexpr std::string_view kDcgmiFormat = "dcgmi-dmon";
 inline constexpr std::string_view kMemoryTimelineFormat = "torch-memory-timeline";
+inline constexpr std::string_view kOperatorLogFormat = "operator-log";
 // True for a trace format that only holds samples (a log to attach beside a profile).
 bool is_sampling_log_format(std::string_view format);
 
@@ -44,6 +45,9 @@ class MemoryTimelineImporter final : public Importer {
   ImportResult import(const std::string& path, TraceModel& model, const ImportOptions& options) const override;
 };
 
+// Reads `path` as a Clara-style operator log with `spec` (operator_timing rows).
+ImportResult import_operator_log(const std::string& path, TraceModel& model, const OperatorSpec& spec);
+
 namespace samples {
 // The readers behind the importers, on text already in memory (tests use them directly).
 // `path` names the file in messages. They throw proflint::Error "PATH: line N: ..." when nothing
@@ -52,6 +56,10 @@ void read_nvsmi_csv(std::string_view text, const std::string& path, FactSink& si
 // Returns the dialect read: kDmonFormat, kPmonFormat or kDcgmiFormat.
 std::string_view read_dmon(std::string_view text, const std::string& path, FactSink& sink);
 void read_memory_timeline(std::string_view text, const std::string& path, FactSink& sink);
+void read_operator_log(std::string_view text, const std::string& path, const OperatorSpec& spec, FactSink& sink);
+// The spec file: TOML or YAML with totalTimeStr, opModules and optionally name (the Clara
+// pipeline's 'profiler:' block works as it is). Errors name `path` and the line.
+OperatorSpec parse_operator_spec(std::string_view text, const std::string& path);
 
 // GPUs of a log without an index column, numbered by position in each burst of rows: the number
 // of GPUs is the largest N for which the time between rows falls almost all (>= 60%) between
