@@ -246,6 +246,50 @@ TEST(MemoryTimeline, EventsAtOneTimeAreAppliedTogether) {
   EXPECT_NE(e.find("expected ','"), std::string::npos) << e;
 }
 
+TEST(OperatorLog, SpecInTomlOrYamlAndRepeatedKeywordsSummed) {
+  // The seed's one-line 'profiler:' block, and the same in TOML.
+  auto yaml = samples::parse_operator_spec(
+      "profiler: totalTimeStr: \"ROIgeneratorElapsedTime\" opModules: [\"Readinginput\", \"filtering\"] cpurun: False",
+      "spec.yaml");
+  EXPECT_EQ(yaml.total_key, "ROIgeneratorElapsedTime");
+  EXPECT_EQ(yaml.modules, (std::vector<std::string>{"Readinginput", "filtering"}));
+  auto toml = samples::parse_operator_spec("name = 'roi'\ntotalTimeStr = \"T\"\nopModules = [\n  \"a\",\n  \"b\"]\n", "spec.toml");
+  EXPECT_EQ(toml.name, "roi");
+  EXPECT_EQ(toml.modules.size(), 2u);
+  std::string e = error_of([] { samples::parse_operator_spec("x = 1\nopModules = [1, 2]\n", "bad.toml"); });
+  EXPECT_NE(e.find("bad.toml: line 2: opModules must be a list of quoted keywords"), std::string::npos) << e;
+
+  OperatorSpec spec;
+  spec.name = "roi";
+  spec.total_key = "ElapsedTotal";
+  spec.modules = {"Readinginput", "filtering"};
+  // 12:00:01 has colons before the key; only the last ': <ms>' counts. Readinginput twice: 100 + 50.5.
+  const std::string log =
+      "12:00:01 Readinginput took: 100\n"
+      "filtering time (ms): 20.25\n"
+      "12:00:02 Readinginput again: 50.5\n"
+      "Readinginput: not a number\n"
+      "ElapsedTotal: 200\n";
+  TraceModel m;
+  FactSink sink(m, info_of("operator-log"));
+  samples::read_operator_log(log, "op.log", spec, sink);
+  ASSERT_EQ(m.operator_timings.size(), 3u);
+  EXPECT_FALSE(m.operator_timings[0].row.module);
+  EXPECT_EQ(m.operator_timings[0].row.time_ns, 200'000'000);
+  EXPECT_EQ(*m.operator_timings[1].row.module, "Readinginput");
+  EXPECT_EQ(m.operator_timings[1].row.time_ns, 150'500'000);
+  EXPECT_EQ(m.operator_timings[1].row.count, 2);
+  EXPECT_EQ(m.operator_timings[1].row.first_line, 1);
+  EXPECT_EQ(m.operator_timings[2].row.time_ns, 20'250'000);
+  EXPECT_EQ(m.issues.at("operator_log_line_unreadable").location.rfind("line 4:", 0), 0u);
+  e = error_of([&] {
+    TraceModel none;
+    FactSink s(none, info_of("operator-log"));
+    samples::read_operator_log("nothing here\nElapsedTotal: soon\n", "op.log", spec, s);
+  });
+  EXPECT_NE(e.find("op.log: line 2: no line with the spec's keys"), std::string::npos) << e;
+}
+
 TEST(SampleAlignment, LocalClockTimesAgainstAnEpochTrace) {
   const int64_t s = 1'000'000'000;
   const int64_t trace0 = 1'750'000'000 * s;
