@@ -130,12 +130,12 @@ class ClocksThrottled final : public Detector {
       if (g.temperature) f.problem += fmt::format(" Peak temperature {:.0f} C.", g.temperature->max);
       if (g.power_draw && power_limit)
         f.problem += fmt::format(" Peak power {:.0f} W of a {:.0f} W limit.", g.power_draw->max, *power_limit);
-      const bool power = by_cause.contains("power"), thermal = by_cause.contains("thermal");
+      const bool power_capped = by_cause.contains("power"), thermal = by_cause.contains("thermal");
       f.recommendation =
           thermal ? "Check cooling: airflow, fan curves, inlet temperature and a clean heat sink (nvidia-smi -q -d "
                     "TEMPERATURE,PERFORMANCE shows the slowdown thresholds); a thermally throttled GPU also slows every "
                     "rank that waits for it."
-          : power ? "The GPU reaches its power limit: check `nvidia-smi -q -d POWER` (a limit set below the default with "
+          : power_capped ? "The GPU reaches its power limit: check `nvidia-smi -q -d POWER` (a limit set below the default with "
                     "nvidia-smi -pl?), and that power capping is intended; lower precision (bf16) does the same work with "
                     "less energy."
                   : "Clocks stay below their maximum while busy: check application clocks (nvidia-smi -q -d CLOCK; reset "

@@ -71,6 +71,13 @@ ImportResult import_file(const std::string& path, TraceModel& model, const Impor
     throw input_error(path, "byte 0", "gzip data holds no readable bytes (expected a gzipped trace)");
   }
   if (head.empty()) throw input_error(path, "", "cannot read file");
+  // With an operator spec, a text that names its keys is that operator's log: such logs look like
+  // nothing else ('[INFO] ...' would pass for a JSON array).
+  if (const auto& spec = options.operator_spec) {
+    bool names_a_key = !spec->total_key.empty() && head.find(spec->total_key) != std::string::npos;
+    for (const auto& m : spec->modules) names_a_key = names_a_key || (!m.empty() && head.find(m) != std::string::npos);
+    if (names_a_key) return import_operator_log(path, model, *spec);
+  }
   for (const auto& importer : importers()) {
     if (!importer->sniff(head, gzipped)) continue;
     try {

@@ -392,7 +392,7 @@ void derive_all(Store& store, const DeriveOptions& options, bool force) {
     store.db().exec(
         "DROP INDEX IF EXISTS kernel_by_time; DROP INDEX IF EXISTS kernel_by_name; DROP INDEX IF EXISTS api_by_thread; "
         "DROP INDEX IF EXISTS range_by_thread; DROP INDEX IF EXISTS range_by_name; DROP INDEX IF EXISTS kernel_by_op; "
-        "DROP INDEX IF EXISTS op_by_range; DROP INDEX IF EXISTS op_by_name;");
+        "DROP INDEX IF EXISTS op_by_range; DROP INDEX IF EXISTS op_by_name; DROP INDEX IF EXISTS sample_point_by_series;");
     clear_store(store);
     std::vector<TraceModel*> all;
     for (auto& m : models) all.push_back(&m);

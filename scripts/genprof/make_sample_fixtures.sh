@@ -20,10 +20,13 @@ $g dmon --seed dmon-nt --gpus 1 --duration 20 -o $d/dmon_1gpu_no_time.txt
 $g pmon --seed pmon --timestamps -o $d/pmon_2gpu_dt.txt
 $g dcgmi --seed dcgmi -o $d/dcgmi_2gpu.txt
 $g memory-timeline --seed memtl -o $d/memory_timeline.raw.json.gz
-# A log of the job of fixtures/report_mlp.json.gz, printed in local time UTC+02:00, starting 5 s
-# before the trace's first event: analysed beside the trace it is shifted by -7200 s.
+# A small bf16 MLP trace on the epoch clock (integer-microsecond timestamps, as older Kineto
+# traces are), and a log of the same job printed in local time UTC+02:00, starting 5 s before the
+# trace's first event: analysed beside the trace it is shifted by -7200 s.
+python3 scripts/gen_profile.py --format kineto-gz --model mlp --batch 64 --steps 3 --seed 17 \
+  --gpu-name "NVIDIA A100-SXM4-80GB" --cc 8.0 --precision bf16 --int-us --quiet -o $d/epoch_mlp_trace.json.gz
 $g nvsmi-csv --seed around --gpus 1 --duration 20 --interval 0.5 --lead-in 1 --tail 1 --stall-every 0 \
-  --around fixtures/report_mlp.json.gz --before 5 --utc-offset 2 -o $d/nvsmi_report_mlp_utc+2.csv
+  --around $d/epoch_mlp_trace.json.gz --before 5 --utc-offset 2 -o $d/nvsmi_epoch_mlp_utc+2.csv
 # Clocks: every 3rd running sample power-capped (reason 0x4, 1200 of 1410 MHz, 400 of 400 W).
 $g nvsmi-csv --seed clocks --gpus 1 --stall-every 0 --throttle-every 3 \
   --columns timestamp,index,utilization.gpu,clocks.sm,clocks.max.sm,power.draw,power.limit,clocks_throttle_reasons.active \

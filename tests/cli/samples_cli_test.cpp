@@ -55,10 +55,10 @@ TEST_F(SamplesCli, BadInputInEachFormatNamesFileAndLine) {
 
 TEST_F(SamplesCli, LogBesideTraceIsShiftedByTheTimeZone) {
   // The log was written by scripts/genprof/make_sample_fixtures.sh in local time UTC+02:00,
-  // starting 5 s before the first event of report_mlp.json.gz: shifted by exactly -7200 s, its
+  // starting 5 s before the first event of samples/epoch_mlp_trace.json.gz (epoch clock): shifted by exactly -7200 s, its
   // first sample lands 5 s (to the millisecond it was printed with) before the trace's start.
-  std::string trace = fixture_path("report_mlp.json.gz").string();
-  std::string log = fixture_path("samples/nvsmi_report_mlp_utc+2.csv").string();
+  std::string trace = fixture_path("samples/epoch_mlp_trace.json.gz").string();
+  std::string log = fixture_path("samples/nvsmi_epoch_mlp_utc+2.csv").string();
   std::string db = (dir_ / "s.db").string();
   auto r = run_proflint("ingest " + shell_quote(trace) + " " + shell_quote(log) + " --db " + shell_quote(db));
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -92,7 +92,7 @@ TEST_F(SamplesCli, LogBesideTraceIsShiftedByTheTimeZone) {
 
 TEST_F(SamplesCli, LogThatOverlapsNothingSaysSo) {
   // A log of another day than the trace: kept on its own clock, with the diagnostic.
-  std::string trace = fixture_path("report_mlp.json.gz").string();
+  std::string trace = fixture_path("samples/epoch_mlp_trace.json.gz").string();
   std::string log = write("other_day.csv",
                           "timestamp, index, utilization.gpu [%]\n2001/01/01 00:00:00.000, 0, 5 %\n"
                           "2001/01/01 00:00:01.000, 0, 7 %\n");
