@@ -22,6 +22,7 @@ namespace {
 struct GpuIdle {
   int64_t device_id = 0;
   double mean_active = 0;
+  std::vector<std::pair<int64_t, double>> samples;
   std::vector<Interval> idle, busy;  // time each sample stands for, idle (<= idle_below) or not
 };
 
@@ -47,13 +48,18 @@ GpuIdle read_gpu(SQLite::Database& db, int64_t trace_id, int64_t device, const s
   g.mean_active = sum / static_cast<double>(v.size());
   g.idle = union_intervals(g.idle);
   g.busy = union_intervals(g.busy);
+  g.samples = std::move(v);
   return g;
 }
 
 class GpuIdleSampled final : public Detector {
  public:
   explicit GpuIdleSampled(const OptionValues& o)
-      : idle_below_(o.number("idle_below")), min_idle_share_(o.number("min_idle_share")), max_ranges_(o.integer("max_ranges")) {}
+      : idle_below_(o.number("idle_below")),
+        min_idle_share_(o.number("min_idle_share")),
+        max_ranges_(o.integer("max_ranges")),
+        min_gap_points_(o.number("min_gap_points")),
+        min_startup_share_(o.number("min_startup_share")) {}
 
   std::string_view id() const override { return "gpu-idle-sampled"; }
   std::string_view title() const override { return "All GPUs sat idle for part of the job (sampled activity)"; }
@@ -89,6 +95,49 @@ class GpuIdleSampled final : public Detector {
       return;
     }
     const Interval window{first, last};
+    int64_t span_start = INT64_MAX, span_end = INT64_MIN;
+    for (const auto& g : gpus) {
+      span_start = std::min(span_start, g.samples.front().first);
+      span_end = std::max(span_end, std::max(g.idle.empty() ? INT64_MIN : g.idle.back().end,
+                                             g.busy.empty() ? INT64_MIN : g.busy.back().end));
+    }
+    report_stalls(facts, trace_id, *s, gpus, window, sink);
+    report_lagging_gpu(trace_id, *s, gpus, window, sink);
+    // The lead-in: every GPU idle from the log's first sample to the job's first busy one.
+    const int64_t lead_in = window.start - span_start, span = std::max<int64_t>(1, span_end - span_start);
+    const double lead_share = static_cast<double>(lead_in) / static_cast<double>(span);
+    if (lead_share < min_startup_share_) {
+      sink.below_threshold(checked_below(*this, trace_id, std::nullopt, "idle lead-in's share of the sampled span",
+                                         lead_share, min_startup_share_, "share"));
+      return;
+    }
+    Finding f = make_finding("GPUs idle for the start of the job (sampled activity)",
+                             FindingScope::of_trace(trace_id).of_rank(s->rank));
+    f.problem = fmt::format(
+        "Every sampled GPU was idle for the first {} of the {} the log covers ({}) before the first sample with "
+        "activity above {:.0f}%: the job's start-up (process start, imports, loading the dataset and the model, "
+        "compilation, warm-up) or a log started long before the job.",
+        format_ns(lead_in), format_ns(span), format_percent(lead_share), idle_below_);
+    f.recommendation =
+        "If the log started with the job, shorten its start: cache the preprocessed dataset and load it lazily or in "
+        "DataLoader workers, load checkpoints with mmap (torch.load(..., mmap=True)), keep torch.compile's cache "
+        "between runs (TORCHINDUCTOR_CACHE_DIR / mega-cache), and start the GPU work before the whole dataset is read.";
+    f.estimated_savings_ns = static_cast<int64_t>(static_cast<double>(std::max<int64_t>(s->steady_wall_ns, 0)) * lead_share * 0.5);
+    f.savings_method = "half the idle lead-in's share of the log, applied to the trace's window";
+    f.confidence = 0.3;
+    f.evidence["lead_in_ns"] = lead_in;
+    f.evidence["span_ns"] = span;
+    f.evidence["first_busy_ns"] = window.start;
+    sink.report(std::move(f));
+  }
+
+ private:
+  // Every GPU idle together inside the active window.
+  bool report_stalls(const Facts& facts, int64_t trace_id, const TraceSummary& summary, const std::vector<GpuIdle>& gpus,
+                     Interval window, FindingSink& sink) const {
+    const TraceSummary* s = &summary;
+    auto& db = facts.db();
+    const std::string metric = "gpu_active";
     std::vector<Interval> stalls = intersect_intervals(gpus.front().idle, {window});
     for (size_t i = 1; i < gpus.size(); ++i) stalls = intersect_intervals(stalls, gpus[i].idle);
     int64_t stall_ns = 0;
@@ -98,7 +147,7 @@ class GpuIdleSampled final : public Detector {
     if (share < min_idle_share_) {
       sink.below_threshold(checked_below(*this, trace_id, std::nullopt, "share of the active window with every GPU idle",
                                          share, min_idle_share_, "share"));
-      return;
+      return false;
     }
     int64_t origin = 0;
     {
@@ -160,11 +209,70 @@ class GpuIdleSampled final : public Detector {
     f.evidence["longest_stalls"] = range_json;
     f.evidence["gpus"] = gpu_json;
     sink.report(std::move(f));
+    return true;
   }
 
- private:
+  // One GPU idle while the others work: the least busy GPU, against the median of the others.
+  bool report_lagging_gpu(int64_t trace_id, const TraceSummary& s, const std::vector<GpuIdle>& gpus, Interval window,
+                          FindingSink& sink) const {
+    if (gpus.size() < 2) return false;
+    std::vector<double> means;
+    for (const auto& g : gpus) {
+      double sum = 0;
+      int64_t n = 0;
+      for (const auto& [t, v] : g.samples)
+        if (t >= window.start && t < window.end) {
+          sum += v;
+          ++n;
+        }
+      means.push_back(n ? sum / static_cast<double>(n) : 0);
+    }
+    size_t low = static_cast<size_t>(std::min_element(means.begin(), means.end()) - means.begin());
+    std::vector<double> others;
+    std::vector<Interval> others_busy;
+    for (size_t i = 0; i < gpus.size(); ++i)
+      if (i != low) {
+        others.push_back(means[i]);
+        others_busy.insert(others_busy.end(), gpus[i].busy.begin(), gpus[i].busy.end());
+      }
+    std::sort(others.begin(), others.end());
+    const double median = others[others.size() / 2];
+    const int64_t window_ns = window.end - window.start;
+    const int64_t alone_ns =
+        total_length(intersect_intervals(intersect_intervals(gpus[low].idle, {window}), union_intervals(others_busy)));
+    const double alone = static_cast<double>(alone_ns) / static_cast<double>(window_ns);
+    if (median - means[low] < min_gap_points_ || alone < min_idle_share_) {
+      sink.below_threshold(checked_below(*this, trace_id, gpus[low].device_id,
+                                         "activity points below the other GPUs' median", median - means[low],
+                                         min_gap_points_, "points"));
+      return false;
+    }
+    const GpuIdle& g = gpus[low];
+    Finding f = make_finding("One GPU idle while the others work (sampled activity)",
+                             FindingScope::of_trace(trace_id).on_device(g.device_id).of_rank(s.rank));
+    f.problem = fmt::format(
+        "GPU {} averaged {:.1f}% activity in the active window against a median of {:.1f}% on the other {} GPUs, and was "
+        "idle while another GPU worked for {} ({} of the window). In a data-parallel job the others then wait for it "
+        "at the next collective (their activity stays high while they spin in NCCL).",
+        g.device_id, means[low], median, gpus.size() - 1, format_ns(alone_ns), format_percent(alone));
+    f.recommendation =
+        "Find the work only this GPU's rank does (logging, metrics, evaluation or checkpoint writing on rank 0; an "
+        "uneven data shard) and move it off the training loop: spread it over ranks, make it asynchronous, or do it "
+        "less often. A trace of that rank beside this log shows what it does in those gaps.";
+    f.estimated_savings_ns = static_cast<int64_t>(static_cast<double>(std::max<int64_t>(s.steady_wall_ns, 0)) * alone * 0.5);
+    f.savings_method = "half the share of the active window in which this GPU idled while another worked";
+    f.confidence = 0.4;
+    f.evidence["device_id"] = g.device_id;
+    f.evidence["mean_active_percent"] = means[low];
+    f.evidence["others_median_percent"] = median;
+    f.evidence["idle_while_others_busy_ns"] = alone_ns;
+    sink.report(std::move(f));
+    return true;
+  }
+
   double idle_below_, min_idle_share_;
   int64_t max_ranges_;
+  double min_gap_points_, min_startup_share_;
 };
 
 }  // namespace
@@ -173,7 +281,10 @@ DetectorInfo gpu_idle_sampled_info() {
   return {"gpu-idle-sampled",
           {{"idle_below", 5.0, "a sample whose GPU activity (%) is at most this counts as idle"},
            {"min_idle_share", 0.05, "report when every GPU is idle together for this share of the active window"},
-           {"max_ranges", int64_t{5}, "longest stalls listed as time ranges"}},
+           {"max_ranges", int64_t{5}, "longest stalls listed as time ranges"},
+           {"min_gap_points", 15.0,
+            "one GPU idle while others work: report when its mean activity is this many points below the others' median"},
+           {"min_startup_share", 0.1, "report an idle lead-in (start-up) that takes this share of the sampled span"}},
           [](const OptionValues& o) { return std::make_unique<GpuIdleSampled>(o); }};
 }
 
