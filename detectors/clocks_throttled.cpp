@@ -51,11 +51,13 @@ class ClocksThrottled final : public Detector {
 
   std::string_view id() const override { return "clocks-throttled"; }
   std::string_view title() const override { return "GPU clocks throttled while busy"; }
-  std::vector<std::string> needs() const override { return {"samples"}; }
+  // No need listed: without a sampling log there is nothing to judge, and a "not checked" line on
+  // every profile would only be noise (docs/samples.md).
+  std::vector<std::string> needs() const override { return {}; }
 
   void run(const Facts& facts, int64_t trace_id, FindingSink& sink) const override {
     const TraceSummary* s = facts.summary(trace_id);
-    if (!s) return;
+    if (!s || s->system_view.gpus.empty()) return;
     auto& db = facts.db();
     for (const auto& g : s->system_view.gpus) {
       auto active = sample_values(db, trace_id, g.device_id, "gpu_active");

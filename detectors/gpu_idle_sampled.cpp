@@ -63,11 +63,13 @@ class GpuIdleSampled final : public Detector {
 
   std::string_view id() const override { return "gpu-idle-sampled"; }
   std::string_view title() const override { return "All GPUs sat idle for part of the job (sampled activity)"; }
-  std::vector<std::string> needs() const override { return {"samples"}; }
+  // No need listed: without a sampling log there is nothing to judge, and a "not checked" line on
+  // every profile would only be noise (docs/samples.md).
+  std::vector<std::string> needs() const override { return {}; }
 
   void run(const Facts& facts, int64_t trace_id, FindingSink& sink) const override {
     const TraceSummary* s = facts.summary(trace_id);
-    if (!s) return;
+    if (!s || s->system_view.gpus.empty()) return;
     auto& db = facts.db();
     std::string metric = "gpu_active";
     std::vector<int64_t> devices;

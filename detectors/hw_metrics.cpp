@@ -41,11 +41,13 @@ class HwMetrics final : public Detector {
 
   std::string_view id() const override { return "hw-metrics"; }
   std::string_view title() const override { return "Hardware counters show the GPU limited by one unit"; }
-  std::vector<std::string> needs() const override { return {"samples"}; }
+  // No need listed: without a sampling log there is nothing to judge, and a "not checked" line on
+  // every profile would only be noise (docs/samples.md).
+  std::vector<std::string> needs() const override { return {}; }
 
   void run(const Facts& facts, int64_t trace_id, FindingSink& sink) const override {
     const TraceSummary* s = facts.summary(trace_id);
-    if (!s) return;
+    if (!s || s->system_view.gpus.empty()) return;
     auto& db = facts.db();
     const int64_t tolerance = 2'000'000'000;
     for (const auto& g : s->system_view.gpus) {

@@ -29,11 +29,13 @@ class MemoryHeadroom final : public Detector {
 
   std::string_view id() const override { return "memory-headroom"; }
   std::string_view title() const override { return "GPU memory left unused: a larger batch fits"; }
-  std::vector<std::string> needs() const override { return {"samples"}; }
+  // No need listed: without a sampling log there is nothing to judge, and a "not checked" line on
+  // every profile would only be noise (docs/samples.md).
+  std::vector<std::string> needs() const override { return {}; }
 
   void run(const Facts& facts, int64_t trace_id, FindingSink& sink) const override {
     const TraceSummary* s = facts.summary(trace_id);
-    if (!s) return;
+    if (!s || s->system_view.gpus.empty()) return;
     for (const auto& g : s->system_view.gpus) {
       if (!g.memory_used || g.memory_used->samples < min_samples_ || !g.memory_total_bytes || *g.memory_total_bytes <= 0)
         continue;

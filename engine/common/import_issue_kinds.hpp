@@ -102,6 +102,8 @@
     "op/annotation/NVTX names over 64 KiB were cut to 64 KiB: names that differ only after that point count as one") \
   X(counter_name_truncated, approximated, \
     "counter names over 64 KiB were cut to 64 KiB") \
+  X(sample_series_name_truncated, approximated, \
+    "sampled metric names over 64 KiB were cut to 64 KiB") \
   X(timestamp_out_of_range, skipped, \
     "events more than 73 years (2^61 ns) from the clock's zero were skipped: no capture holds them (corrupt or edited file)") \
   X(duration_total_out_of_range, skipped, \
