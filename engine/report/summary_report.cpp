@@ -137,6 +137,9 @@ std::string render_system_view_text(const SystemView& v) {
   if (!v.gpus.empty())
     out += fmt::format("    sampled    {} ({} GPU{}), metrics: {}\n", format_ns(v.end_ns - v.start_ns), v.gpus.size(),
                        v.gpus.size() == 1 ? "" : "s", fmt::join(v.metrics, ", "));
+  else if (!v.metrics.empty())  // per-process series only (nvidia-smi pmon): in the sample view, by pid
+    out += fmt::format("    sampled    {}, per process: {} (sample view, pid column)\n", format_ns(v.end_ns - v.start_ns),
+                       fmt::join(v.metrics, ", "));
   for (const auto& g : v.gpus) {
     out += fmt::format("    GPU {}{}\n", g.device_id, g.name.empty() ? "" : "  " + g.name);
     if (g.gpu_active)
