@@ -15,8 +15,9 @@ std::vector<std::pair<int64_t, double>> sample_values(SQLite::Database& db, int6
                                                       const std::string& metric) {
   std::vector<std::pair<int64_t, double>> out;
   SQLite::Statement q(db,
-                      "SELECT p.ts_ns, p.value FROM sample_point p JOIN sample_series s ON s.series_id = p.series_id "
-                      "WHERE s.trace_id = ? AND s.device_id = ? AND s.metric = ? AND s.pid IS NULL ORDER BY p.ts_ns, p.rowid");
+                      // The series first: SQLite would otherwise scan every sample for the join.
+                      "SELECT p.ts_ns, p.value FROM sample_point p WHERE p.series_id IN (SELECT series_id FROM sample_series "
+                      "WHERE trace_id = ? AND device_id = ? AND metric = ? AND pid IS NULL) ORDER BY p.ts_ns, p.rowid");
   q.bind(1, trace_id);
   q.bind(2, device_id);
   q.bind(3, metric);
@@ -102,8 +103,8 @@ SystemView summarize_samples(SQLite::Database& db, int64_t trace_id) {
     }
     {
       SQLite::Statement q(db,
-                          "SELECT MIN(p.ts_ns), MAX(p.ts_ns) FROM sample_point p JOIN sample_series s ON s.series_id = p.series_id "
-                          "WHERE s.trace_id = ? AND s.device_id = ? AND s.pid IS NULL");
+                          "SELECT MIN(p.ts_ns), MAX(p.ts_ns) FROM sample_point p WHERE p.series_id IN (SELECT series_id FROM "
+                          "sample_series WHERE trace_id = ? AND device_id = ? AND pid IS NULL)");
       q.bind(1, trace_id);
       q.bind(2, dev);
       if (q.executeStep() && !q.isColumnNull(0)) {
