@@ -73,8 +73,18 @@ class ImportIssues final : public Detector {
     bool only_device = std::all_of(s->issues.begin(), s->issues.end(), [](const ImportIssueSummary& i) {
       return i.kind == "device_inferred_from_kernel_names" || i.kind == "device_not_in_gpu_table";
     });
+    // Sampling and operator logs (docs/samples.md): what was assumed is said above; the fix is in
+    // how the log is written or given, not in re-exporting a trace.
+    bool only_logs = std::all_of(s->issues.begin(), s->issues.end(), [](const ImportIssueSummary& i) {
+      return i.kind.rfind("sample", 0) == 0 || i.kind.rfind("operator_log", 0) == 0;
+    });
     std::string rec;
-    if (only_device) {
+    if (only_logs) {
+      rec = "The sampling log was read with the assumptions named above. To avoid them, log the GPU index and a "
+            "timestamp (nvidia-smi --query-gpu=timestamp,index,... --format=csv, nvidia-smi dmon -o DT), keep operator "
+            "log lines in the '<text><KEY><text>: <milliseconds>' form, and give --sample-offset SECONDS when the log's "
+            "clock differs from the trace's.";
+    } else if (only_device) {
       rec =
           "No timing data is missing; only the GPU description is. Captures inside containers often lack it: profile "
           "with a "
@@ -84,7 +94,7 @@ class ImportIssues final : public Detector {
     } else {
       rec = "Read the figures that depend on the affected events with care. ";
     }
-    if (only_device) {
+    if (only_device || only_logs) {
     } else if (s->format == "nsys")
       rec +=
           "Re-export the report with the Nsight Systems version that captured it (`nsys export --type sqlite "
@@ -93,7 +103,7 @@ class ImportIssues final : public Detector {
       rec +=
           "Check that the trace file is complete (a trace cut off while writing, or edited by hand, loses events) and "
           "re-export it with `prof.export_chrome_trace(...)`; ";
-    if (!only_device) rec += "if the file is intact, report the kinds and examples above to the proflint maintainers.";
+    if (!only_device && !only_logs) rec += "if the file is intact, report the kinds and examples above to the proflint maintainers.";
 
     Finding f = make_diagnostic(FindingScope::of_trace(trace_id).of_rank(s->rank));
     f.problem = std::move(problem);

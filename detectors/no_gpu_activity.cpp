@@ -26,6 +26,8 @@ class NoGpuActivity final : public Detector {
   void run(const Facts& facts, int64_t trace_id, FindingSink& sink) const override {
     const TraceSummary* s = facts.summary(trace_id);
     if (!s || s->has_gpu_work) return;
+    // A sampling log alone (docs/samples.md) records no events to look for: the sample detectors judge it.
+    if (facts.has("samples", trace_id) && !facts.has("trace_events", trace_id)) return;
     int64_t ops = count(facts, "SELECT count(*) FROM _range WHERE trace_id = ? AND kind = 'cpu_op'", trace_id);
     int64_t annotations = count(facts, "SELECT count(*) FROM _range WHERE trace_id = ? AND kind <> 'cpu_op'", trace_id);
     int64_t counters = count(facts, "SELECT count(*) FROM _counter WHERE trace_id = ?", trace_id);

@@ -50,6 +50,8 @@ class NoIterations final : public Detector {
   void run(const Facts& facts, int64_t trace_id, FindingSink& sink) const override {
     const TraceSummary* s = facts.summary(trace_id);
     if (!s || s->iterations.count > 0) return;
+    // A sampling log alone (docs/samples.md) has no steps to find.
+    if (facts.has("samples", trace_id) && !facts.has("trace_events", trace_id)) return;
     bool pytorch = is_pytorch(facts, trace_id);
     // A CPU-only capture of a non-framework program has no training loop to speak of.
     if (!s->has_gpu_work && !pytorch) return;

@@ -11,6 +11,7 @@ DetectorInfo allocation_churn_info();
 DetectorInfo amp_not_used_info();
 DetectorInfo bad_iteration_range_info();
 DetectorInfo batch_size_info();
+DetectorInfo clocks_throttled_info();
 DetectorInfo communication_bound_info();
 DetectorInfo cpu_hotspot_idle_info();
 DetectorInfo cudnn_benchmark_off_info();
@@ -18,16 +19,20 @@ DetectorInfo dataloader_stall_info();
 DetectorInfo dp_instead_of_ddp_info();
 DetectorInfo emit_nvtx_missing_info();
 DetectorInfo gpu_idle_gaps_info();
+DetectorInfo gpu_idle_sampled_info();
 DetectorInfo gpu_imbalance_info();
 DetectorInfo gpu_underutilized_info();
 DetectorInfo host_sync_info();
+DetectorInfo hw_metrics_info();
 DetectorInfo import_issues_info();
 DetectorInfo io_bound_input_info();
 DetectorInfo launch_bound_info();
 DetectorInfo memcpy_bound_info();
+DetectorInfo memory_headroom_info();
 DetectorInfo no_fusion_info();
 DetectorInfo no_gpu_activity_info();
 DetectorInfo no_iterations_info();
+DetectorInfo operator_module_dominated_info();
 DetectorInfo pageable_memcpy_info();
 DetectorInfo rank_straggler_info();
 DetectorInfo slow_api_info();
@@ -44,6 +49,7 @@ const std::vector<DetectorInfo>& detector_registry() {
       amp_not_used_info(),
       bad_iteration_range_info(),
       batch_size_info(),
+      clocks_throttled_info(),
       communication_bound_info(),
       cpu_hotspot_idle_info(),
       cudnn_benchmark_off_info(),
@@ -51,16 +57,20 @@ const std::vector<DetectorInfo>& detector_registry() {
       dp_instead_of_ddp_info(),
       emit_nvtx_missing_info(),
       gpu_idle_gaps_info(),
+      gpu_idle_sampled_info(),
       gpu_imbalance_info(),
       gpu_underutilized_info(),
       host_sync_info(),
+      hw_metrics_info(),
       import_issues_info(),
       io_bound_input_info(),
       launch_bound_info(),
       memcpy_bound_info(),
+      memory_headroom_info(),
       no_fusion_info(),
       no_gpu_activity_info(),
       no_iterations_info(),
+      operator_module_dominated_info(),
       pageable_memcpy_info(),
       rank_straggler_info(),
       slow_api_info(),

@@ -174,6 +174,11 @@ def main():
         for src in kineto_seeds + nsys_seeds:
             if os.path.getsize(src) <= 64 * 1024:
                 shutil.copyfile(src, os.path.join(out, 'pipeline', os.path.basename(src)))
+        # the sampling logs (nvidia-smi CSV, dmon/pmon, dcgmi, memory timeline) reach the same
+        # sniffing and readers through the pipeline (docs/samples.md)
+        for src in sorted(glob.glob(os.path.join(ROOT, 'fixtures', 'samples', '*'))):
+            if os.path.getsize(src) <= 16 * 1024 and not src.endswith(('.log', '.yaml')):
+                shutil.copyfile(src, os.path.join(out, 'pipeline', 'samples_' + os.path.basename(src)))
     finally:
         shutil.rmtree(tmp)
     for d in sorted(os.listdir(out)):

@@ -380,7 +380,16 @@ def graphs_main(argv):
     return 0
 
 
+def samples_main(argv):
+    """gen_profile.py samples DIALECT ... -o FILE: a sampling log of a simulated job (issue 17):
+    nvsmi-csv, dmon, pmon, dcgmi or memory-timeline (genprof/samplelogs.py)."""
+    from genprof import samplelogs
+    return samplelogs.main(argv)
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["samples"]:
+        sys.exit(samples_main(sys.argv[2:]))
     if sys.argv[1:2] == ["host-activity"]:
         sys.exit(host_activity_main(sys.argv[2:]))
     if len(sys.argv) > 1 and sys.argv[1] == "graphs":

@@ -16,7 +16,7 @@ const std::vector<std::string_view>& known_needs() {
   static const std::vector<std::string_view> all = {
       "api_calls", "collectives", "cpu_samples", "device_info", "gpu_activity", "iterations", "job",
       "kernels",   "memcpy",      "memory",      "multi_device", "nvtx",         "op_dtypes",  "op_shapes",
-      "ops",       "os_calls",    "sync_events"};
+      "ops",       "os_calls",    "samples",     "sync_events",  "trace_events"};
   return all;
 }
 
@@ -70,6 +70,13 @@ bool Facts::has(std::string_view need, int64_t trace_id) const {
   if (need == "os_calls") return exists(db, "SELECT 1 FROM _os_call WHERE trace_id = ? LIMIT 1", trace_id);
   if (need == "cpu_samples") return exists(db, "SELECT 1 FROM _cpu_sample WHERE trace_id = ? LIMIT 1", trace_id);
   if (need == "sync_events") return exists(db, "SELECT 1 FROM sync_event WHERE trace_id = ? LIMIT 1", trace_id);
+  // Sampled series (sampling logs, docs/samples.md) of any metric.
+  if (need == "samples") return exists(db, "SELECT 1 FROM sample_series WHERE trace_id = ? LIMIT 1", trace_id);
+  // Events of a profile (not only samples): a sampling log alone has none, and checks of what a
+  // profile recorded (no GPU activity, no iterations) do not apply to it.
+  if (need == "trace_events")
+    return s && (s->kernel_count + s->memcpy_count + s->memset_count + s->api_call_count + s->op_count > 0 ||
+                 exists(db, "SELECT 1 FROM _range WHERE trace_id = ? LIMIT 1", trace_id));
   if (need == "multi_device") return summaries_.size() > 1 || (s && s->devices.size() > 1);
   // "job": run once per job (the runner passes the job's first rank's trace), always available.
   if (need == "job") return true;

@@ -330,6 +330,7 @@ std::vector<TraceSummary> summarize(Store& store) {
       first = false;
     }
     s.steady_wall_ns = std::max<int64_t>(0, s.wall_ns - s.startup_ns);
+    s.system_view = summarize_samples(db, s.trace_id);
     SQLite::Statement issues(db,
                              "SELECT kind, count, COALESCE(example,''), COALESCE(location,'') FROM import_issue "
                              "WHERE trace_id = ? ORDER BY count DESC, kind");

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/analysis/system_view.hpp"
 #include "engine/store/store.hpp"
 
 namespace proflint {
@@ -112,6 +113,8 @@ struct TraceSummary {
   std::vector<ImportIssueSummary> issues;
   std::vector<GraphSummary> graphs;  // by GPU time, largest first; empty when no graph was replayed
   CompiledSummary compiled;          // regions = 0 and triton_kernels = 0 when torch.compile left no trace
+  // Sampling logs and operator logs of this trace (engine/analysis/system_view.hpp); empty when none.
+  SystemView system_view;
 };
 
 // An op node, as the DLProf-style reports aggregate op instances: the op path without the

@@ -9,7 +9,10 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <set>
 
@@ -26,6 +29,7 @@
 #include "engine/derive/derive.hpp"
 #include "engine/import/kineto/byte_source.hpp"
 #include "engine/import/kineto/event_parser.hpp"
+#include "engine/import/samples/samples_importers.hpp"
 #include "engine/pipeline/analyze.hpp"
 #include "engine/report/dlprof/model.hpp"
 #include "engine/report/findings_report.hpp"
@@ -49,6 +53,26 @@ LoadOptions load_options(const CommonOptions& o) {
   l.derive.iter_stop = o.iter_stop;
   l.derive.extra_tensor_core_patterns = config.tensor_core_patterns;
   l.derive.job_by = o.job_by;
+  if (o.operator_spec_path || o.operator_total || !o.operator_modules.empty()) {
+    OperatorSpec spec;
+    if (o.operator_spec_path) {
+      std::ifstream in(*o.operator_spec_path, std::ios::binary);
+      if (!in) throw input_error(*o.operator_spec_path, "", "cannot read the operator profiler spec");
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      spec = samples::parse_operator_spec(text, *o.operator_spec_path);
+    }
+    if (o.operator_total) spec.total_key = *o.operator_total;
+    if (!o.operator_modules.empty()) spec.modules = o.operator_modules;
+    if (o.operator_name) spec.name = *o.operator_name;
+    if (spec.total_key.empty() && spec.modules.empty())
+      throw Error("--operator-total or --operator-modules (or a spec with them) is needed to read an operator log");
+    l.import.operator_spec = spec;
+  }
+  if (o.sample_offset_s) {
+    if (!std::isfinite(*o.sample_offset_s) || std::fabs(*o.sample_offset_s) > 1e9)
+      throw Error("--sample-offset must be a number of seconds between -1e9 and 1e9");
+    l.sample_offset_ns = static_cast<int64_t>(std::llround(*o.sample_offset_s * 1e9));
+  }
   l.rederive = l.derive.key_node || o.iter_start || o.iter_stop || !config.tensor_core_patterns.empty();
   return l;
 }

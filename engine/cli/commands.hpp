@@ -25,6 +25,10 @@ struct CommonOptions {
   bool progress = false;
   std::vector<std::string> rule_dirs;      // --rules DIR (repeatable): folders of Lua rules
   std::string job_by = "auto";             // --job-by auto|given|none (docs/multi-rank.md)
+  std::optional<double> sample_offset_s;   // --sample-offset SECONDS (docs/samples.md)
+  // Clara-style operator logs (docs/samples.md): a spec file, or its keys one by one.
+  std::optional<std::string> operator_spec_path, operator_total, operator_name;
+  std::vector<std::string> operator_modules;
   // --fail-on-rule-error / --no-fail-on-rule-error (every command that runs Lua rules); unset:
   // on when the environment has CI=true.
   std::optional<bool> fail_on_rule_error;

@@ -26,6 +26,16 @@ int main(int argc, char** argv) {
                     "how profiles form jobs: auto (distributedInfo, nsys processes; default), given (all inputs are "
                     "the ranks of one job) or none (each profile alone)")
         ->check(CLI::IsMember({"auto", "given", "none"}));
+    cmd->add_option("--sample-offset", common.sample_offset_s,
+                    "seconds added to the times of sampling logs (nvidia-smi, dmon, dcgmi) given beside a trace, to "
+                    "put them on the trace's clock (default: found from the clocks)");
+    cmd->add_option("--operator-spec", common.operator_spec_path,
+                    "profiler spec of a Clara-style operator log (TOML/YAML with totalTimeStr and opModules); inputs no "
+                    "other reader claims are read as that operator's log");
+    cmd->add_option("--operator-total", common.operator_total, "operator log: the key of the operator's total time");
+    cmd->add_option("--operator-modules", common.operator_modules, "operator log: module keywords (comma-separated)")
+        ->delimiter(',');
+    cmd->add_option("--operator-name", common.operator_name, "operator log: the operator's name (default: file stem)");
   };
 
   // Every command that runs Lua rules takes the pair (one is parsed per run, so they share).

@@ -102,6 +102,8 @@
     "op/annotation/NVTX names over 64 KiB were cut to 64 KiB: names that differ only after that point count as one") \
   X(counter_name_truncated, approximated, \
     "counter names over 64 KiB were cut to 64 KiB") \
+  X(sample_series_name_truncated, approximated, \
+    "sampled metric names over 64 KiB were cut to 64 KiB") \
   X(timestamp_out_of_range, skipped, \
     "events more than 73 years (2^61 ns) from the clock's zero were skipped: no capture holds them (corrupt or edited file)") \
   X(duration_total_out_of_range, skipped, \
@@ -145,7 +147,27 @@
   X(os_call_without_thread, skipped, \
     "OS runtime calls or CPU samples without a thread (globalTid NULL) were skipped: they cannot be tied to the thread that launches GPU work") \
   X(cpu_sample_without_callchain, approximated, \
-    "CPU samples whose call chain is missing from SAMPLING_CALLCHAINS were kept without frames: they count as samples but name no function")
+    "CPU samples whose call chain is missing from SAMPLING_CALLCHAINS were kept without frames: they count as samples but name no function") \
+  X(sample_time_out_of_range, skipped, \
+    "samples beyond +-2^61 ns were skipped (corrupt or edited file)") \
+  X(sample_value_not_finite, skipped, \
+    "samples whose value is NaN or infinite were skipped") \
+  X(sample_cell_unreadable, skipped, \
+    "cells of a sampling log that are not numbers were skipped: the averages are over the samples that could be read") \
+  X(sample_row_unreadable, skipped, \
+    "rows of a sampling log with a missing or unreadable time or too few cells were skipped") \
+  X(sample_gpu_by_position, approximated, \
+    "the log has no GPU index column: GPUs were numbered by their position in each burst of rows, as nvidia-smi prints them") \
+  X(sample_burst_incomplete, approximated, \
+    "a burst of rows had fewer GPUs than the others: its rows were numbered from GPU 0 again") \
+  X(sample_times_assumed, approximated, \
+    "the log records no time of day: samples were placed one interval apart from 0 and cannot be aligned with a trace without --sample-offset") \
+  X(samples_time_zone_assumed, approximated, \
+    "the log's clock times are local time: they were placed on the trace's clock with the whole-quarter-hour offset that makes them overlap the trace (give --sample-offset to set it)") \
+  X(samples_not_aligned, approximated, \
+    "the sampling log does not overlap the trace in time with any plausible offset: its samples are kept on their own clock and are not compared with the trace's events (give --sample-offset)") \
+  X(operator_log_line_unreadable, skipped, \
+    "lines of an operator log that name a timing key but do not end in ': <milliseconds>' were skipped")
 // clang-format on
 
 namespace proflint::import_issue {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,8 +15,19 @@
 
 namespace proflint {
 
+// The profiler spec of a Clara-style operator log (docs/samples.md, "Operator logs"): the key of
+// the operator's total time and its module keywords.
+struct OperatorSpec {
+  std::string name;       // operator name; empty: the log file's stem
+  std::string total_key;  // totalTimeStr
+  std::vector<std::string> modules;  // opModules
+};
+
 struct ImportOptions {
   bool progress = false;  // draw a progress bar on stderr (terminal only)
+  // Operator logs cannot be recognised from content: with a spec, an input no reader claims is
+  // read as the operator's log.
+  std::optional<OperatorSpec> operator_spec;
 };
 
 struct ImportResult {

@@ -11,14 +11,19 @@
 #include "engine/import/kineto/byte_source.hpp"
 #include "engine/import/kineto/kineto_importer.hpp"
 #include "engine/import/nsys/nsys_importer.hpp"
+#include "engine/import/samples/samples_importers.hpp"
 
 namespace proflint {
 
 const std::vector<std::unique_ptr<Importer>>& importers() {
   static const std::vector<std::unique_ptr<Importer>> all = [] {
     std::vector<std::unique_ptr<Importer>> v;
+    // The memory timeline is a JSON array too: it is asked before Kineto, which takes any JSON.
+    v.push_back(std::make_unique<MemoryTimelineImporter>());
     v.push_back(std::make_unique<KinetoImporter>());
     v.push_back(std::make_unique<NsysImporter>());
+    v.push_back(std::make_unique<NvsmiCsvImporter>());
+    v.push_back(std::make_unique<DmonImporter>());
     return v;
   }();
   return all;
@@ -66,6 +71,13 @@ ImportResult import_file(const std::string& path, TraceModel& model, const Impor
     throw input_error(path, "byte 0", "gzip data holds no readable bytes (expected a gzipped trace)");
   }
   if (head.empty()) throw input_error(path, "", "cannot read file");
+  // With an operator spec, a text that names its keys is that operator's log: such logs look like
+  // nothing else ('[INFO] ...' would pass for a JSON array).
+  if (const auto& spec = options.operator_spec) {
+    bool names_a_key = !spec->total_key.empty() && head.find(spec->total_key) != std::string::npos;
+    for (const auto& m : spec->modules) names_a_key = names_a_key || (!m.empty() && head.find(m) != std::string::npos);
+    if (names_a_key) return import_operator_log(path, model, *spec);
+  }
   for (const auto& importer : importers()) {
     if (!importer->sniff(head, gzipped)) continue;
     try {
@@ -77,12 +89,16 @@ ImportResult import_file(const std::string& path, TraceModel& model, const Impor
     } catch (const std::exception& e) {
       // A library's message ("database disk image is malformed") alone does not say which file.
       throw input_error(path, "", std::string("cannot read this ") +
-                                      (importer->name() == "nsys" ? "Nsight Systems export" : "Kineto trace") + ": " +
+                                      (importer->name() == "nsys"     ? "Nsight Systems export"
+                                       : importer->name() == "kineto" ? "Kineto trace"
+                                                                      : "sampling log") + ": " +
                                       e.what());
     }
   }
+  if (options.operator_spec) return import_operator_log(path, model, *options.operator_spec);
   throw input_error(path, "", "not a recognised profile (expected PyTorch profiler / Kineto JSON, an Nsight Systems "
-                              "SQLite export or a proflint store)");
+                              "SQLite export, a proflint store, or a sampling log: nvidia-smi --query-gpu CSV, "
+                              "nvidia-smi dmon/pmon, dcgmi dmon, PyTorch memory timeline; an operator log needs --operator-spec)");
 }
 
 }  // namespace proflint

@@ -1050,6 +1050,57 @@ void set_opt(lua_State* L, const char* key, const std::optional<T>& v) {
     set_int(L, key, static_cast<int64_t>(*v));
 }
 
+// ctx.summary.system_view (docs/lua-api.md, "Sampled series"): present only when the trace has
+// samples or operator timings.
+void push_sampled_stat(lua_State* L, const char* key, const std::optional<SampledStat>& st) {
+  if (!st) return;
+  lua_newtable(L);
+  set_num(L, "mean", st->mean);
+  set_num(L, "min", st->min);
+  set_num(L, "max", st->max);
+  set_int(L, "samples", st->samples);
+  lua_setfield(L, -2, key);
+}
+
+void push_system_view(lua_State* L, const SystemView& v) {
+  if (v.empty()) return;
+  lua_newtable(L);
+  set_int(L, "start_ns", v.start_ns);
+  set_int(L, "end_ns", v.end_ns);
+  lua_createtable(L, static_cast<int>(v.metrics.size()), 0);
+  for (size_t i = 0; i < v.metrics.size(); ++i) {
+    lua_pushlstring(L, v.metrics[i].data(), v.metrics[i].size());
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "metrics");
+  lua_createtable(L, static_cast<int>(v.gpus.size()), 0);
+  for (size_t i = 0; i < v.gpus.size(); ++i) {
+    const SampledGpu& g = v.gpus[i];
+    lua_newtable(L);
+    set_int(L, "device_id", g.device_id);
+    if (!g.name.empty()) set_str(L, "name", g.name);
+    push_sampled_stat(L, "gpu_active", g.gpu_active);
+    push_sampled_stat(L, "memory_used", g.memory_used);
+    if (g.memory_total_bytes) set_num(L, "memory_total_bytes", *g.memory_total_bytes);
+    push_sampled_stat(L, "power_draw", g.power_draw);
+    push_sampled_stat(L, "temperature", g.temperature);
+    push_sampled_stat(L, "clock_sm", g.clock_sm);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "gpus");
+  lua_createtable(L, static_cast<int>(v.operators.size()), 0);
+  for (size_t i = 0; i < v.operators.size(); ++i) {
+    lua_newtable(L);
+    set_str(L, "operator", v.operators[i].operator_name);
+    if (!v.operators[i].module.empty()) set_str(L, "module", v.operators[i].module);
+    set_int(L, "time_ns", v.operators[i].time_ns);
+    set_int(L, "count", v.operators[i].count);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "operators");
+  lua_setfield(L, -2, "system_view");
+}
+
 void push_summary(lua_State* L, const TraceSummary& s) {
   lua_newtable(L);
   set_int(L, "trace_id", s.trace_id);
@@ -1156,6 +1207,7 @@ void push_summary(lua_State* L, const TraceSummary& s) {
     lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
   }
   lua_setfield(L, -2, "issues");
+  push_system_view(L, s.system_view);
 }
 
 }  // namespace

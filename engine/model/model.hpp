@@ -96,6 +96,18 @@ struct CounterFact {
   int64_t device_id = kNone, ts_ns = 0, name_id = 0;
   double value = 0;
 };
+// A sampled series as kept in the model: times already on the trace's clock (offset_ns added).
+struct SampleSeriesFact {
+  int64_t device_id = kNone, pid = kNone;
+  std::string metric, unit, source, format;
+  int64_t offset_ns = 0;
+  std::vector<int64_t> ts_ns;
+  std::vector<double> values;
+};
+struct OperatorTimingFact {
+  OperatorTimingRow row;
+  std::string source;
+};
 struct SyncFact {
   int64_t pid = kNone, tid = kNone, device_id = kNone, stream_id = kNone, start_ns = 0, dur_ns = 0;
   int64_t correlation_id = kNone;
@@ -221,6 +233,8 @@ struct TraceModel {
   std::vector<OsCallFact> os_calls;
   std::vector<CpuSampleFact> cpu_samples;
   std::vector<CpuFrameFact> cpu_frames;
+  std::vector<SampleSeriesFact> sample_series;
+  std::vector<OperatorTimingFact> operator_timings;
   std::map<std::string, IssueFact, std::less<>> issues;  // by kind
   std::vector<KernelGraphFact> kernel_graph_nodes;       // sorted by kernel position
 

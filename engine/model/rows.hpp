@@ -131,4 +131,19 @@ struct KernelGraphIds {
   opt_i64 graph_id, graph_node_id;
 };
 
+// One sampled series (schema/0006_samples.sql, sample_series): one metric of one device (or
+// process) from a sampling log. Samples are added by the index add_sample_series returned.
+struct SampleSeriesRow {
+  opt_i64 device_id, pid;
+  std::string metric, unit, format;
+};
+
+// Operator or module time read from an operator log (operator_timing).
+struct OperatorTimingRow {
+  std::string operator_name;
+  std::optional<std::string> module;  // nullopt: the operator's total
+  int64_t time_ns = 0, count = 0;
+  opt_i64 first_line;
+};
+
 }  // namespace proflint

@@ -3,6 +3,7 @@
 #include "engine/model/sink.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 
 #include "engine/common/error.hpp"
@@ -222,6 +223,42 @@ void FactSink::add_memory_sample(const MemorySampleRow& r) {
 void FactSink::add_counter(const CounterRow& r) {
   ++rows_;
   model_.counters.push_back({or_none(r.device_id), r.ts_ns, intern(bounded_name(r.name, "counter")), r.value});
+}
+
+size_t FactSink::add_sample_series(const SampleSeriesRow& r) {
+  SampleSeriesFact f;
+  f.device_id = or_none(r.device_id);
+  f.pid = or_none(r.pid);
+  f.metric = std::string(bounded_name(r.metric, "sample_series"));
+  f.unit = r.unit;
+  f.format = r.format;
+  f.source = model_.info.path;
+  model_.sample_series.push_back(std::move(f));
+  return model_.sample_series.size() - 1;
+}
+
+bool FactSink::add_sample(size_t series, int64_t ts_ns, double value) {
+  if (ts_ns < -kMaxAbsTimeNs || ts_ns > kMaxAbsTimeNs) {
+    add_issue(import_issue::sample_time_out_of_range, "a sample at " + std::to_string(ts_ns) + " ns",
+              "beyond +-2^61 ns (73 years from the clock's zero); sample dropped");
+    return false;
+  }
+  if (!std::isfinite(value)) {
+    add_issue(import_issue::sample_value_not_finite, model_.sample_series.at(series).metric, "a NaN or infinite value; sample dropped");
+    return false;
+  }
+  min_ts_ = std::min(min_ts_, ts_ns);
+  max_ts_ = std::max(max_ts_, ts_ns);
+  ++rows_;
+  auto& s = model_.sample_series.at(series);
+  s.ts_ns.push_back(ts_ns);
+  s.values.push_back(value);
+  return true;
+}
+
+void FactSink::add_operator_timing(const OperatorTimingRow& r) {
+  ++rows_;
+  model_.operator_timings.push_back({r, model_.info.path});
 }
 
 bool FactSink::add_sync_event(const SyncEventRow& r) {

@@ -47,6 +47,12 @@ class FactSink {
   // tracing and CPU sampling cover the whole process, not the window the GPU trace describes.
   bool add_os_call(const OsCallRow& row);
   bool add_cpu_sample(const CpuSampleRow& row);
+  // A sampled series of this file (source = the trace's path); returns its index for add_sample.
+  size_t add_sample_series(const SampleSeriesRow& row);
+  // One sample of series `series`; a time beyond +-2^61 ns or a value that is not finite is
+  // dropped with an import issue (false).
+  bool add_sample(size_t series, int64_t ts_ns, double value);
+  void add_operator_timing(const OperatorTimingRow& row);
 
   // Counts one unreadable or suspicious event; the first example and location are kept.
   void add_issue(std::string_view kind, std::string_view example, std::string_view location);

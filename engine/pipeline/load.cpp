@@ -30,6 +30,8 @@
 #include "engine/derive/derive_trace.hpp"
 #include "engine/derive/graphs.hpp"
 #include "engine/derive/jobs.hpp"
+#include "engine/derive/sample_alignment.hpp"
+#include "engine/import/samples/samples_importers.hpp"
 #include "engine/import/importer.hpp"
 #include "engine/model/model.hpp"
 #include "engine/store/migrations.hpp"
@@ -218,6 +220,32 @@ void import_and_derive_all(const std::vector<std::string>& paths, std::vector<Tr
     if (error) std::rethrow_exception(error);
 }
 
+// Sampling logs given beside profiles (nvidia-smi CSV, dmon, memory timeline, ...) become part of
+// the profile's trace they overlap best, on its clock; logs given alone stay traces of their own.
+void attach_sampling_logs(std::vector<TraceModel>& models, std::optional<int64_t> offset_ns) {
+  std::vector<size_t> traces, logs;
+  for (size_t i = 0; i < models.size(); ++i) (is_sampling_log_format(models[i].info.format) ? logs : traces).push_back(i);
+  if (traces.empty() || logs.empty()) return;
+  for (size_t l : logs) {
+    TraceModel& log = models[l];
+    size_t best = traces.front();
+    SampleAlignment chosen;
+    bool first = true;
+    for (size_t t : traces) {
+      const TraceModel& trace = models[t];
+      SampleAlignment a = align_samples(log.start_ns, log.end_ns, log.info.clock, trace.start_ns, trace.end_ns,
+                                        trace.info.clock, offset_ns);
+      if (first || (a.aligned && a.overlap_ns > chosen.overlap_ns)) {
+        chosen = a;
+        best = t;
+        first = false;
+      }
+    }
+    attach_samples(models[best], log, chosen);
+  }
+  for (auto it = logs.rbegin(); it != logs.rend(); ++it) models.erase(models.begin() + static_cast<std::ptrdiff_t>(*it));
+}
+
 // Writes the models into the fresh `store`, then what readers of the store need: indexes and the
 // jobs across traces.
 void write_store(std::vector<TraceModel>& models, Store& store, const DeriveOptions& options) {
@@ -316,6 +344,7 @@ Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& opti
       throw input_error(path, "", "a saved proflint store can only be given alone, not mixed with other inputs");
   std::vector<TraceModel> models(paths.size());
   import_and_derive_all(paths, models, options);
+  attach_sampling_logs(models, options.sample_offset_ns);
   // A shared store lets analysis use several threads but holds ~2 GiB at most; a run that would
   // not fit uses a plain one (one thread there), decided from the input sizes and, when the
   // estimate was wrong, after the shared store filled up (the models are written again).
@@ -367,7 +396,7 @@ void derive_all(Store& store, const DeriveOptions& options, bool force) {
     store.db().exec(
         "DROP INDEX IF EXISTS kernel_by_time; DROP INDEX IF EXISTS kernel_by_name; DROP INDEX IF EXISTS api_by_thread; "
         "DROP INDEX IF EXISTS range_by_thread; DROP INDEX IF EXISTS range_by_name; DROP INDEX IF EXISTS kernel_by_op; "
-        "DROP INDEX IF EXISTS op_by_range; DROP INDEX IF EXISTS op_by_name;");
+        "DROP INDEX IF EXISTS op_by_range; DROP INDEX IF EXISTS op_by_name; DROP INDEX IF EXISTS sample_point_by_series;");
     clear_store(store);
     std::vector<TraceModel*> all;
     for (auto& m : models) all.push_back(&m);

@@ -4,6 +4,7 @@
 // (the user's file is never modified) and re-derived only when asked (other --key-node ...).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ struct LoadOptions {
   // Threads for importing several files at once: 0 = PROFLINT_JOBS when set, else the machine's
   // cores (at most 8). The store built does not depend on it.
   unsigned jobs = 0;
+  // --sample-offset: added to the times of sampling logs given beside a trace (docs/samples.md);
+  // unset: found from the clocks (engine/derive/sample_alignment.hpp).
+  std::optional<int64_t> sample_offset_ns;
 };
 
 // Imports every path (a profile, or a saved store when it is the only input) and derives: each

@@ -2,9 +2,12 @@
 #include "engine/report/summary_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include "engine/common/format.hpp"
@@ -156,6 +159,22 @@ std::string render_graphs_compiled_text(const TraceSummary& t) {
   return out;
 }
 
+// The system view of sampling logs (docs/samples.md): text and JSON.
+std::string profile_bar(const std::vector<double>& slices, double full) {
+  // One character per slice, darker for more: ' ' no sample, then _ . - = + * # @ from 0 to full.
+  static constexpr std::string_view kRamp = "_.-=+*#@";
+  std::string out;
+  for (double v : slices) {
+    if (std::isnan(v)) {
+      out += ' ';
+      continue;
+    }
+    int k = static_cast<int>(std::clamp(v / full, 0.0, 1.0) * (kRamp.size() - 1) + 0.5);
+    out += kRamp[static_cast<size_t>(k)];
+  }
+  return out;
+}
+
 nlohmann::ordered_json graphs_compiled_json(const TraceSummary& t) {
   using json = nlohmann::ordered_json;
   json j = json::object();
@@ -188,6 +207,94 @@ nlohmann::ordered_json graphs_compiled_json(const TraceSummary& t) {
   return j;
 }
 
+std::string render_system_view_text(const SystemView& v) {
+  std::string out = "\n  system view (sampling logs):\n";
+  for (const auto& src : v.sources) out += fmt::format("    source     {}\n", src);
+  if (!v.gpus.empty())
+    out += fmt::format("    sampled    {} ({} GPU{}), metrics: {}\n", format_ns(v.end_ns - v.start_ns), v.gpus.size(),
+                       v.gpus.size() == 1 ? "" : "s", fmt::join(v.metrics, ", "));
+  else if (!v.metrics.empty())  // per-process series only (nvidia-smi pmon): in the sample view, by pid
+    out += fmt::format("    sampled    {}, per process: {} (sample view, pid column)\n", format_ns(v.end_ns - v.start_ns),
+                       fmt::join(v.metrics, ", "));
+  for (const auto& g : v.gpus) {
+    out += fmt::format("    GPU {}{}\n", g.device_id, g.name.empty() ? "" : "  " + g.name);
+    if (g.gpu_active)
+      out += fmt::format("      activity      avg {:>5.1f}%  min {:.0f}%  max {:.0f}%  ({} samples)\n", g.gpu_active->mean,
+                         g.gpu_active->min, g.gpu_active->max, g.gpu_active->samples);
+    if (g.memory_used) {
+      std::string of;
+      if (g.memory_total_bytes && *g.memory_total_bytes > 0)
+        of = fmt::format(" of {} (peak {}, avg {})", format_bytes(static_cast<int64_t>(*g.memory_total_bytes)),
+                         format_percent(g.memory_used->max / *g.memory_total_bytes),
+                         format_percent(g.memory_used->mean / *g.memory_total_bytes));
+      out += fmt::format("      memory        peak {}, avg {}{}\n", format_bytes(static_cast<int64_t>(g.memory_used->max)),
+                         format_bytes(static_cast<int64_t>(g.memory_used->mean)), of);
+    }
+    if (g.power_draw)
+      out += fmt::format("      power         avg {:.0f} W, max {:.0f} W{}\n", g.power_draw->mean, g.power_draw->max,
+                         g.power_limit_w ? fmt::format(" (limit {:.0f} W)", *g.power_limit_w) : "");
+    if (g.temperature) out += fmt::format("      temperature   avg {:.0f} C, max {:.0f} C\n", g.temperature->mean, g.temperature->max);
+    if (g.clock_sm)
+      out += fmt::format("      SM clock      avg {:.0f} MHz, min {:.0f} MHz{}\n", g.clock_sm->mean, g.clock_sm->min,
+                         g.clock_sm_max_mhz ? fmt::format(" (max {:.0f} MHz)", *g.clock_sm_max_mhz) : "");
+    if (!g.activity_profile.empty()) out += fmt::format("      activity over the job  |{}|\n", profile_bar(g.activity_profile, 100));
+    if (!g.memory_profile.empty()) out += fmt::format("      memory over the job    |{}|\n", profile_bar(g.memory_profile, 100));
+  }
+  if (!v.gpus.empty() && (!v.gpus.front().activity_profile.empty() || !v.gpus.front().memory_profile.empty()))
+    out += fmt::format("      ({} equal slices from first to last sample; _ . - = + * # @ = 0 to 100%)\n", kProfileSlices);
+  if (!v.operators.empty()) {
+    out += "    operator and module times (operator logs):\n";
+    for (const auto& o : v.operators)
+      out += fmt::format("      {:<24} {:<28} {:>10}{}\n", o.operator_name, o.module.empty() ? "(total)" : o.module,
+                         format_ns(o.time_ns), o.count > 1 ? fmt::format("  ({} lines)", o.count) : "");
+  }
+  return out;
+}
+
+nlohmann::ordered_json system_view_json(const SystemView& v) {
+  using json = nlohmann::ordered_json;
+  auto stat = [](const std::optional<SampledStat>& s) -> json {
+    if (!s) return nullptr;
+    return {{"mean", s->mean}, {"min", s->min}, {"max", s->max}, {"samples", s->samples}};
+  };
+  auto slices = [](const std::vector<double>& p) {
+    json a = json::array();
+    for (double x : p) a.push_back(std::isnan(x) ? json(nullptr) : json(x));
+    return a;
+  };
+  json j;
+  j["sources"] = v.sources;
+  j["start_ns"] = v.start_ns;
+  j["end_ns"] = v.end_ns;
+  j["metrics"] = v.metrics;
+  json gpus = json::array();
+  for (const auto& g : v.gpus) {
+    json gj;
+    gj["device_id"] = g.device_id;
+    gj["name"] = g.name;
+    gj["first_ns"] = g.first_ns;
+    gj["last_ns"] = g.last_ns;
+    gj["gpu_active_percent"] = stat(g.gpu_active);
+    gj["memory_used_bytes"] = stat(g.memory_used);
+    gj["memory_total_bytes"] = g.memory_total_bytes ? json(*g.memory_total_bytes) : json(nullptr);
+    gj["power_draw_w"] = stat(g.power_draw);
+    gj["power_limit_w"] = g.power_limit_w ? json(*g.power_limit_w) : json(nullptr);
+    gj["temperature_c"] = stat(g.temperature);
+    gj["clock_sm_mhz"] = stat(g.clock_sm);
+    gj["clock_sm_max_mhz"] = g.clock_sm_max_mhz ? json(*g.clock_sm_max_mhz) : json(nullptr);
+    gj["activity_profile_percent"] = slices(g.activity_profile);
+    gj["memory_profile_percent"] = slices(g.memory_profile);
+    gpus.push_back(gj);
+  }
+  j["gpus"] = gpus;
+  json ops = json::array();
+  for (const auto& o : v.operators)
+    ops.push_back({{"operator", o.operator_name}, {"module", o.module.empty() ? json(nullptr) : json(o.module)},
+                   {"time_ns", o.time_ns}, {"count", o.count}});
+  j["operators"] = ops;
+  return j;
+}
+
 }  // namespace
 
 std::string render_summary_text(const std::vector<TraceSummary>& traces, bool color, const std::vector<JobSummary>& jobs) {
@@ -205,21 +312,27 @@ std::string render_summary_text(const std::vector<TraceSummary>& traces, bool co
       out += fmt::format("  distributed  rank {} of {}{}\n", t.rank ? std::to_string(*t.rank) : "?",
                          t.world_size ? std::to_string(*t.world_size) : "?", t.comm_backend ? " (" + *t.comm_backend + ")" : "");
     out += fmt::format("  wall time    {}  ({} events read)\n", format_ns(t.wall_ns), with_commas(t.event_count));
-    out += fmt::format("  activity     {} kernels, {} memcpy, {} memset, {} API calls, {} ops\n", with_commas(t.kernel_count),
-                       with_commas(t.memcpy_count), with_commas(t.memset_count), with_commas(t.api_call_count),
-                       with_commas(t.op_count));
-    const auto& it = t.iterations;
-    if (it.count > 0) {
-      out += fmt::format("  iterations   {} from {}\n", it.count, iteration_source_text(it.source));
-      out += fmt::format("               mean {} ± {}, median {}, min {}, max {}\n", format_ns(static_cast<int64_t>(it.mean_ns)),
-                         format_ns(static_cast<int64_t>(it.stddev_ns)), format_ns(it.median_ns), format_ns(it.min_ns),
-                         format_ns(it.max_ns));
+    // A sampling log alone has no events of a profile: its system view below is all there is.
+    const bool log_only = !t.system_view.empty() && t.kernel_count + t.memcpy_count + t.memset_count + t.api_call_count + t.op_count == 0;
+    if (log_only) {
+      out += "  contents     samples only (a sampling log given alone; give the job's trace beside it to compare)\n";
     } else {
-      out += "  iterations   none found (no ProfilerStep, key node, NVTX step or repeating pattern)\n";
-    }
-    if (!t.has_gpu_work) {
-      out += fmt::format("  GPU work     none: the trace has no kernels, memcpys or memsets{}\n",
-                         t.devices_listed ? fmt::format(" ({} device(s) described)", t.devices_listed) : "");
+      out += fmt::format("  activity     {} kernels, {} memcpy, {} memset, {} API calls, {} ops\n", with_commas(t.kernel_count),
+                         with_commas(t.memcpy_count), with_commas(t.memset_count), with_commas(t.api_call_count),
+                         with_commas(t.op_count));
+      const auto& it = t.iterations;
+      if (it.count > 0) {
+        out += fmt::format("  iterations   {} from {}\n", it.count, iteration_source_text(it.source));
+        out += fmt::format("               mean {} ± {}, median {}, min {}, max {}\n", format_ns(static_cast<int64_t>(it.mean_ns)),
+                           format_ns(static_cast<int64_t>(it.stddev_ns)), format_ns(it.median_ns), format_ns(it.min_ns),
+                           format_ns(it.max_ns));
+      } else {
+        out += "  iterations   none found (no ProfilerStep, key node, NVTX step or repeating pattern)\n";
+      }
+      if (!t.has_gpu_work) {
+        out += fmt::format("  GPU work     none: the trace has no kernels, memcpys or memsets{}\n",
+                           t.devices_listed ? fmt::format(" ({} device(s) described)", t.devices_listed) : "");
+      }
     }
     for (const auto& d : t.devices) {
       out += "\n  " + bold(device_title(d)) + "\n";
@@ -249,7 +362,7 @@ std::string render_summary_text(const std::vector<TraceSummary>& traces, bool co
         out += fmt::format("      {:<21}{:>9} {:>6}  {}\n", label, format_ns(ns), format_percent(share), std::string(static_cast<size_t>(bar), '#'));
       }
     }
-    if (!t.idle_devices.empty()) {
+    if (!t.idle_devices.empty() && !log_only) {
       std::string list;
       for (const auto& d : t.idle_devices)
         list += fmt::format("{}GPU {}{}", list.empty() ? "" : ", ", d.device_id, d.name.empty() ? "" : " (" + d.name + ")");
@@ -265,6 +378,7 @@ std::string render_summary_text(const std::vector<TraceSummary>& traces, bool co
                          format_ns(t.tc_eligible_no_tc_gpu_ns));
     }
     out += render_graphs_compiled_text(t);
+    if (!t.system_view.empty()) out += render_system_view_text(t.system_view);
     if (t.issues.empty()) {
       out += "\n  import issues: none\n";
     } else {
@@ -400,6 +514,7 @@ std::string render_summary_json(const std::vector<TraceSummary>& traces, const s
     json issues = json::array();
     for (const auto& i : t.issues) issues.push_back({{"kind", i.kind}, {"count", i.count}, {"example", i.example}, {"location", i.location}});
     j["import_issues"] = issues;
+    if (!t.system_view.empty()) j["system_view"] = system_view_json(t.system_view);
     arr.push_back(j);
   }
   root["traces"] = arr;

@@ -133,6 +133,7 @@ class GlobalStrings {
 struct Bases {
   int64_t trace = 0, kernel = 0, memcpy = 0, memset = 0, api = 0, range = 0, sync = 0, op = 0;
   int64_t os_call = 0, cpu_sample = 0;  // schema/0007_host_activity.sql
+  int64_t series = 0;  // sample_series ids
   std::vector<int64_t> string_ids;  // local string id -> global id (index 0 unused)
 };
 
@@ -183,12 +184,17 @@ struct Writer {
                        "VALUES (?,?,?,?,?,?,?,?,?)"),
         cpu_sample_ins(h, "INSERT INTO _cpu_sample(id, trace_id, pid, tid, ts_ns, cpu, leaf_id) VALUES (?,?,?,?,?,?,?)"),
         cpu_frame_ins(h, "INSERT INTO _cpu_frame(sample_id, trace_id, depth, name_id, module_id) VALUES (?,?,?,?,?)"),
-        graph_node_ins(h, "INSERT INTO kernel_graph_node(kernel_id, trace_id, graph_id, graph_node_id) VALUES (?,?,?,?)") {}
+        graph_node_ins(h, "INSERT INTO kernel_graph_node(kernel_id, trace_id, graph_id, graph_node_id) VALUES (?,?,?,?)"),
+        series_ins(h, "INSERT INTO sample_series(series_id, trace_id, device_id, pid, metric, unit, source, format, offset_ns) "
+                      "VALUES (?,?,?,?,?,?,?,?,?)"),
+        point_ins(h, "INSERT INTO sample_point(series_id, ts_ns, value) VALUES (?,?,?)"),
+        operator_ins(h, "INSERT INTO operator_timing(trace_id, source, operator, module, time_ns, count, first_line) "
+                        "VALUES (?,?,?,?,?,?,?)") {}
 
   sqlite3* db;
   Stmt trace_ins, device_ins, process_ins, thread_ins, stream_ins, kernel_ins, memcpy_ins, memset_ins, api_ins, range_ins,
       collective_ins, flow_ins, memory_ins, counter_ins, sync_ins, issue_ins, op_ins, iteration_ins, breakdown_ins,
-      steady_ins, undescribed_ins, graph_node_ins;
+      steady_ins, undescribed_ins, graph_node_ins, series_ins, point_ins, operator_ins;
   Stmt os_call_ins, cpu_sample_ins, cpu_frame_ins;
 
   static int64_t at(int64_t base, int64_t index) { return index >= 0 ? base + index : kNone; }
@@ -294,6 +300,16 @@ struct Writer {
           .i64(derived ? iteration_col(d.sync_iteration[i]) : kNone).run();
     }
     host_activity(m, b);
+    for (size_t i = 0; i < m.sample_series.size(); ++i) {
+      const SampleSeriesFact& s = m.sample_series[i];
+      int64_t id = b.series + static_cast<int64_t>(i);
+      series_ins.i64(id).i64(t).i64(s.device_id).i64(s.pid).text(std::string_view(s.metric)).text(std::string_view(s.unit))
+          .text(std::string_view(s.source)).text(std::string_view(s.format)).i64(s.offset_ns).run();
+      for (size_t k = 0; k < s.ts_ns.size(); ++k) point_ins.i64(id).i64(s.ts_ns[k]).real(s.values[k]).run();
+    }
+    for (const auto& o : m.operator_timings)
+      operator_ins.i64(t).text(std::string_view(o.source)).text(std::string_view(o.row.operator_name)).text(o.row.module)
+          .i64(o.row.time_ns).i64(o.row.count).i64(o.row.first_line).run();
     for (const auto& [kind, issue] : m.issues)
       issue_ins.i64(t).text(std::string_view(kind)).i64(issue.count).text(std::string_view(issue.example))
           .text(std::string_view(issue.location)).run();
@@ -379,6 +395,7 @@ void write_models(Store& store, const std::vector<TraceModel*>& models) {
     next.op = max_of(h, "SELECT MAX(id) FROM _op") + 1;
     next.os_call = max_of(h, "SELECT MAX(id) FROM _os_call") + 1;
     next.cpu_sample = max_of(h, "SELECT MAX(id) FROM _cpu_sample") + 1;
+    next.series = max_of(h, "SELECT MAX(series_id) FROM sample_series") + 1;
     for (size_t i = 0; i < models.size(); ++i) {
       const TraceModel& m = *models[i];
       Bases& b = bases[i];
@@ -392,6 +409,8 @@ void write_models(Store& store, const std::vector<TraceModel*>& models) {
       b.op = next.op;
       b.os_call = next.os_call;
       b.cpu_sample = next.cpu_sample;
+      b.series = next.series;
+      next.series += static_cast<int64_t>(m.sample_series.size());
       next.kernel += static_cast<int64_t>(m.kernels.size());
       next.memcpy += static_cast<int64_t>(m.memcpys.size());
       next.memset += static_cast<int64_t>(m.memsets.size());
@@ -670,6 +689,44 @@ std::vector<TraceModel> load_model(Store& store, std::vector<bool>* was_derived)
         more = frames.step();
       }
       m.cpu_samples.push_back(c);
+    }
+  }
+  {
+    std::unordered_map<int64_t, std::pair<size_t, size_t>> series_at;  // series_id -> (model, position)
+    Stmt q(h, "SELECT series_id, trace_id, device_id, pid, metric, unit, source, format, offset_ns FROM sample_series ORDER BY series_id");
+    while (q.step()) {
+      TraceModel& m = model_of(q.col(1));
+      SampleSeriesFact f;
+      f.device_id = q.col(2);
+      f.pid = q.col(3);
+      f.metric = q.str(4);
+      f.unit = q.str(5);
+      f.source = q.str(6);
+      f.format = q.str(7);
+      f.offset_ns = q.col(8) == kNone ? 0 : q.col(8);
+      series_at.emplace(q.col(0), std::pair{by_trace.at(q.col(1)), m.sample_series.size()});
+      m.sample_series.push_back(std::move(f));
+    }
+    Stmt p(h, "SELECT series_id, ts_ns, value FROM sample_point ORDER BY rowid");
+    while (p.step()) {
+      auto it = series_at.find(p.col(0));
+      if (it == series_at.end()) throw Error("internal: a sample names series " + std::to_string(p.col(0)) + ", which sample_series lacks");
+      auto& f = models[it->second.first].sample_series[it->second.second];
+      f.ts_ns.push_back(p.col(1));
+      f.values.push_back(p.dbl(2));
+    }
+  }
+  {
+    Stmt q(h, "SELECT trace_id, source, operator, module, time_ns, count, first_line FROM operator_timing ORDER BY rowid");
+    while (q.step()) {
+      OperatorTimingFact o;
+      o.source = q.str(1);
+      o.row.operator_name = q.str(2);
+      o.row.module = q.opt_str(3);
+      o.row.time_ns = q.col(4);
+      o.row.count = q.col(5);
+      o.row.first_line = q.opt(6);
+      model_of(q.col(0)).operator_timings.push_back(std::move(o));
     }
   }
   {

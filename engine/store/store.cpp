@@ -277,6 +277,7 @@ void Store::create_indexes() {
     DROP INDEX IF EXISTS kernel_by_op;
     CREATE INDEX IF NOT EXISTS op_by_range ON _op(range_id);
     CREATE INDEX IF NOT EXISTS op_by_name ON _op(name_id);
+    CREATE INDEX IF NOT EXISTS sample_point_by_series ON sample_point(series_id, ts_ns);
   )SQL");
 }
 

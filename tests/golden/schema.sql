@@ -1,10 +1,4 @@
 -- user_version 6
--- index cpu_sample_by_time
-CREATE INDEX cpu_sample_by_time ON _cpu_sample(trace_id, ts_ns);
-
--- index os_call_by_thread
-CREATE INDEX os_call_by_thread ON _os_call(trace_id, pid, tid, start_ns);
-
 -- table _api_call
 CREATE TABLE _api_call (
   id             INTEGER PRIMARY KEY,
@@ -28,27 +22,6 @@ CREATE TABLE _counter (
   ts_ns     INTEGER NOT NULL,
   name_id   INTEGER NOT NULL,  -- metric name as recorded
   value     REAL
-);
-
--- table _cpu_frame
-CREATE TABLE _cpu_frame (
-  sample_id  INTEGER NOT NULL,  -- cpu_sample.id
-  trace_id   INTEGER NOT NULL,
-  depth      INTEGER NOT NULL,  -- 0 = the function executing when sampled, 1 = its caller, ...
-  name_id    INTEGER NOT NULL,  -- function (symbol) name; an unresolved address reads '0x7fd99b3515d4'
-  module_id  INTEGER,           -- string id of the library or executable that holds it, when recorded
-  PRIMARY KEY (sample_id, depth)
-);
-
--- table _cpu_sample
-CREATE TABLE _cpu_sample (
-  id        INTEGER PRIMARY KEY,
-  trace_id  INTEGER NOT NULL,
-  pid       INTEGER,
-  tid       INTEGER,           -- the sampled thread
-  ts_ns     INTEGER NOT NULL,  -- when the sample was taken
-  cpu       INTEGER,           -- CPU core it ran on, when recorded
-  leaf_id   INTEGER            -- string id of the innermost frame's function (NULL: no call chain recorded)
 );
 
 -- table _kernel
@@ -132,19 +105,6 @@ CREATE TABLE _op (
   gpu_time_ns     INTEGER,          -- summed duration of kernels attributed to it (incl. children)
   kernel_count    INTEGER,          -- kernels attributed to it (incl. children)
   tc_time_ns      INTEGER           -- part of gpu_time_ns in Tensor Core kernels
-);
-
--- table _os_call
-CREATE TABLE _os_call (
-  id             INTEGER PRIMARY KEY,
-  trace_id       INTEGER NOT NULL,
-  pid            INTEGER,           -- process
-  tid            INTEGER,           -- OS thread id of the calling thread
-  start_ns       INTEGER NOT NULL,
-  dur_ns         INTEGER NOT NULL,  -- time inside the call (blocked or working)
-  name_id        INTEGER NOT NULL,  -- function name as recorded ('read', 'pthread_cond_timedwait', 'poll')
-  return_value   INTEGER,           -- as recorded (nsys writes 0 for most calls)
-  nesting_level  INTEGER            -- 0 for a call made by the program, >0 for one made inside another traced call
 );
 
 -- table _range
@@ -308,12 +268,43 @@ CREATE TABLE memory_sample (
   delta_bytes     INTEGER   -- bytes allocated (positive) or freed (negative) by this event
 );
 
+-- table operator_timing
+CREATE TABLE operator_timing (
+  trace_id   INTEGER NOT NULL,
+  source     TEXT NOT NULL,    -- path of the operator log
+  operator   TEXT NOT NULL,    -- operator name (the spec's name, else the log file's stem)
+  module     TEXT,             -- module keyword; NULL for the operator's total time
+  time_ns    INTEGER NOT NULL, -- summed time of the lines with this keyword
+  count      INTEGER NOT NULL, -- lines summed
+  first_line INTEGER           -- line of the first occurrence in the log (1-based)
+);
+
 -- table process
 CREATE TABLE process (
   trace_id INTEGER NOT NULL,
   pid      INTEGER NOT NULL,  -- OS process id (nsys: globalPid decoded to the pid)
   name     TEXT,              -- process name when recorded
   PRIMARY KEY (trace_id, pid)
+);
+
+-- table sample_point
+CREATE TABLE sample_point (
+  series_id  INTEGER NOT NULL,  -- sample_series.series_id
+  ts_ns      INTEGER NOT NULL,
+  value      REAL NOT NULL      -- in sample_series.unit
+);
+
+-- table sample_series
+CREATE TABLE sample_series (
+  series_id  INTEGER PRIMARY KEY,
+  trace_id   INTEGER NOT NULL,
+  device_id  INTEGER,          -- GPU index as the log numbers it (nvidia-smi index, dmon gpu, DCGM GPU id); NULL: not per GPU
+  pid        INTEGER,          -- process of a per-process series (nvidia-smi pmon); NULL otherwise
+  metric     TEXT NOT NULL,    -- canonical name (docs/samples.md: gpu_active, memory_used, power_draw, ...) or the name as recorded
+  unit       TEXT NOT NULL,    -- unit of value: '%', 'bytes', 'W', 'C', 'MHz', 'bytes/s', or the unit as recorded ('' = none)
+  source     TEXT NOT NULL,    -- path of the file the samples came from
+  format     TEXT NOT NULL,    -- 'nvidia-smi-csv', 'nvidia-smi-dmon', 'nvidia-smi-pmon', 'dcgmi-dmon', 'torch-memory-timeline', 'nsys-gpu-metrics'
+  offset_ns  INTEGER NOT NULL DEFAULT 0  -- added to the file's own times to put them on the trace's clock
 );
 
 -- table steady_state
@@ -422,16 +413,6 @@ CREATE VIEW collective_rank_summary AS
 CREATE VIEW counter AS
   SELECT c.trace_id, c.device_id, c.ts_ns, s.value AS name, c.value FROM _counter c JOIN string s ON s.id = c.name_id;
 
--- view cpu_frame
-CREATE VIEW cpu_frame AS
-  SELECT f.sample_id, f.trace_id, f.depth, s.value AS name, f.name_id, m.value AS module
-  FROM _cpu_frame f JOIN string s ON s.id = f.name_id LEFT JOIN string m ON m.id = f.module_id;
-
--- view cpu_sample
-CREATE VIEW cpu_sample AS
-  SELECT c.id, c.trace_id, c.pid, c.tid, c.ts_ns, c.cpu, s.value AS leaf, c.leaf_id
-  FROM _cpu_sample c LEFT JOIN string s ON s.id = c.leaf_id;
-
 -- view kernel
 CREATE VIEW kernel AS
   SELECT k.id, k.trace_id, k.device_id, k.stream_id, k.pid, k.start_ns, k.dur_ns,
@@ -462,41 +443,6 @@ CREATE VIEW op AS
   LEFT JOIN string c ON c.id = r.call_stack_id
   LEFT JOIN string m ON m.id = r.module_id;
 
--- view os_call
-CREATE VIEW os_call AS
-  SELECT o.id, o.trace_id, o.pid, o.tid, o.start_ns, o.dur_ns, o.start_ns + o.dur_ns AS end_ns,
-         s.value AS name, o.name_id,
-         CASE
-           WHEN s.value IN ('read', 'pread', 'pread64', 'readv', 'preadv', 'preadv2', 'fread', 'fread_unlocked',
-                            'fgets', 'getline', 'getdelim', 'write', 'pwrite', 'pwrite64', 'writev', 'pwritev',
-                            'fwrite', 'fwrite_unlocked', 'fputs', 'fflush', 'recv', 'recvfrom', 'recvmsg',
-                            'recvmmsg', 'send', 'sendto', 'sendmsg', 'sendmmsg', 'sendfile', 'sendfile64',
-                            'accept', 'accept4', 'connect', 'open', 'open64', 'openat', 'openat64', 'creat',
-                            'fopen', 'fopen64', 'fdopen', 'freopen', 'close', 'fclose', 'stat', 'stat64',
-                            'lstat', 'lstat64', 'fstat', 'fstat64', 'fstatat', 'statx', 'access', 'fsync',
-                            'fdatasync', 'sync', 'syncfs', 'lseek', 'lseek64', 'ftruncate', 'truncate',
-                            'getdents', 'getdents64', 'readdir', 'readdir64', 'opendir', 'closedir', 'unlink',
-                            'rename', 'mkdir', 'rmdir', 'copy_file_range', 'splice', 'posix_fadvise') THEN 'io'
-           WHEN s.value IN ('poll', 'ppoll', 'select', 'pselect', 'pselect6', 'epoll_wait', 'epoll_pwait',
-                            'epoll_pwait2', 'futex', 'pthread_cond_wait', 'pthread_cond_timedwait',
-                            'pthread_mutex_lock', 'pthread_mutex_timedlock', 'pthread_rwlock_rdlock',
-                            'pthread_rwlock_wrlock', 'pthread_rwlock_timedrdlock', 'pthread_rwlock_timedwrlock',
-                            'pthread_spin_lock', 'pthread_barrier_wait', 'pthread_join', 'pthread_timedjoin_np',
-                            'sem_wait', 'sem_timedwait', 'sem_clockwait', 'wait', 'waitpid', 'waitid', 'wait3',
-                            'wait4', 'sigwait', 'sigwaitinfo', 'sigtimedwait', 'sigsuspend', 'pause', 'msgrcv',
-                            'semop', 'semtimedop', 'mq_receive', 'mq_timedreceive', 'flock', 'lockf') THEN 'wait'
-           WHEN s.value IN ('sleep', 'usleep', 'nanosleep', 'clock_nanosleep') THEN 'sleep'
-           WHEN s.value = 'ioctl' THEN 'driver'
-           WHEN s.value IN ('mmap', 'mmap64', 'munmap', 'mremap', 'brk', 'sbrk', 'madvise', 'mprotect',
-                            'mlock', 'munlock', 'shm_open', 'shm_unlink') THEN 'memory'
-           WHEN s.value IN ('fork', 'vfork', 'clone', 'execve', 'execv', 'execvp', 'execvpe', 'execl', 'execlp',
-                            'execle', 'pthread_create', 'system', 'posix_spawn', 'posix_spawnp', 'popen',
-                            'pclose') THEN 'process'
-           ELSE 'other'
-         END AS category,
-         o.return_value, o.nesting_level
-  FROM _os_call o JOIN string s ON s.id = o.name_id;
-
 -- view range
 CREATE VIEW range AS
   SELECT r.id, r.trace_id, r.pid, r.tid, r.start_ns, r.dur_ns, r.start_ns + r.dur_ns AS end_ns,
@@ -508,4 +454,9 @@ CREATE VIEW range AS
   LEFT JOIN string t ON t.id = r.input_types_id
   LEFT JOIN string c ON c.id = r.call_stack_id
   LEFT JOIN string m ON m.id = r.module_id;
+
+-- view sample
+CREATE VIEW sample AS
+  SELECT s.trace_id, s.device_id, s.pid, s.metric, s.unit, p.ts_ns, p.value, s.series_id, s.source, s.format
+  FROM sample_point p JOIN sample_series s ON s.series_id = p.series_id;
 

@@ -194,7 +194,9 @@ TEST(ReportCli, StoreFromSchemaVersion1IsUpgradedInMemory) {
   ASSERT_EQ(run_proflint("ingest " + fixture() + " --db " + shell_quote(db_path.string())).exit_code, 0);
   {
     SQLite::Database db(db_path.string(), SQLite::OPEN_READWRITE);
-    // Undo schema 0009 (graphs and compiled regions), schema 7 (host activity), schema 5 (jobs), schema 4 (kernel.tc_eligible_op_id; its migration recreates the kernel
+    // Undo schema 6 (samples: its tables, view and index)
+    db.exec("DROP VIEW sample; DROP TABLE sample_point; DROP TABLE sample_series; DROP TABLE operator_timing");
+    // Undo schema 9 (graphs and compiled regions), schema 7 (host activity), schema 5 (jobs), schema 4 (kernel.tc_eligible_op_id; its migration recreates the kernel
     // view, so the placeholder view only has to exist), schema 3 (steady state, workload) and schema 2.
     db.exec("DROP VIEW kernel; ALTER TABLE _kernel DROP COLUMN tc_eligible_op_id; CREATE VIEW kernel AS SELECT id "
             "FROM _kernel; ALTER TABLE trace DROP COLUMN iter_start; ALTER TABLE trace DROP COLUMN iter_stop; "

@@ -487,6 +487,11 @@ TEST_F(NsysImport, GpuMemoryUsageAndGpuMetrics) {
             (std::vector<std::string>{"0|1000|SMs Active [Throughput %]|42.0", "1|1000|SMs Active [Throughput %]|7.0",
                                       "0|2000|DRAM Read Bandwidth [Throughput %]|13.0", "0|3000|metric 77|1.0"}));
   EXPECT_EQ(issue_count("gpu_metric_without_name"), 1);
+  // The same rows as sample series under canonical names (docs/samples.md, "nsys GPU metrics"); a
+  // metric without a name keeps the importer's "metric N".
+  EXPECT_EQ(rows("SELECT device_id, metric, unit, ts_ns, value, format FROM sample ORDER BY ts_ns, device_id"),
+            (std::vector<std::string>{"0|sm_active|%|1000|42.0|nsys-gpu-metrics", "1|sm_active|%|1000|7.0|nsys-gpu-metrics",
+                                      "0|dram_read|%|2000|13.0|nsys-gpu-metrics", "0|metric 77||3000|1.0|nsys-gpu-metrics"}));
 }
 
 TEST_F(NsysImport, SniffsSqliteButNotProflintStores) {

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "engine/common/import_issue_kinds.hpp"
+#include "engine/import/samples/sample_text.hpp"
 
 namespace proflint::nsys {
 
@@ -876,6 +877,9 @@ void ExportReader::read_gpu_metrics() {
   enum { kTimestamp, kTypeId, kMetricId, kValue };
   Rows rows(file_, "GPU_METRICS", kMetricColumns);
   std::string scratch;
+  // The samples also go to the sample series (docs/samples.md) under canonical names where the
+  // metric is known ("SMs Active [Throughput %]" -> sm_active, %): one series per GPU and name.
+  std::map<std::pair<int64_t, std::string>, size_t> series;
   while (rows.next()) {
     w_.count_event();
     if (rows.null(kTimestamp) || rows.null(kMetricId) || rows.null(kValue)) {
@@ -903,6 +907,19 @@ void ExportReader::read_gpu_metrics() {
     if (type)
       if (auto it = gpu_to_device_.find(*type & 0xFF); it != gpu_to_device_.end()) c.device_id = it->second;
     w_.add_counter(c);
+    auto key = std::pair(c.device_id ? *c.device_id : kNone, std::string(c.name));
+    auto it = series.find(key);
+    if (it == series.end()) {
+      auto [name, unit] = samples::split_header(c.name);
+      samples::MetricMap m = samples::map_metric(name, unit);
+      SampleSeriesRow r;
+      r.device_id = c.device_id;
+      r.metric = m.metric.empty() ? std::string(c.name) : m.metric;
+      r.unit = m.metric.empty() ? unit : m.unit;
+      r.format = "nsys-gpu-metrics";
+      it = series.emplace(key, w_.add_sample_series(r)).first;
+    }
+    w_.add_sample(it->second, c.ts_ns, c.value);
   }
 }
 
