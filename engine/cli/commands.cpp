@@ -49,7 +49,10 @@ LoadOptions load_options(const CommonOptions& o) {
   l.derive.iter_stop = o.iter_stop;
   l.derive.extra_tensor_core_patterns = config.tensor_core_patterns;
   l.derive.job_by = o.job_by;
-  l.rederive = l.derive.key_node || o.iter_start || o.iter_stop || !config.tensor_core_patterns.empty();
+  l.derive.source_skip = config.source_skip;
+  l.derive.source_keep = config.source_keep;
+  l.rederive = l.derive.key_node || o.iter_start || o.iter_stop || !config.tensor_core_patterns.empty() ||
+               !config.source_skip.empty() || !config.source_keep.empty();
   return l;
 }
 
