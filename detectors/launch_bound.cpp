@@ -9,6 +9,7 @@
 
 #include "engine/analysis/detector.hpp"
 #include "engine/analysis/idle_claims.hpp"
+#include "engine/analysis/source_sites.hpp"
 #include "engine/common/format.hpp"
 
 namespace proflint {
@@ -73,6 +74,7 @@ class LaunchBound final : public Detector {
       int64_t prev_end = -1;
       std::vector<int64_t> launch_starts, ends;
       std::vector<Interval> late_pieces;  // the late-launch gaps, for the claims
+      std::vector<std::pair<int64_t, int64_t>> late_kernels;  // kernel id, the gap before it
       for (const auto& w : work) {
         if (w.api_start >= 0) {
           launch_starts.push_back(w.api_start);
@@ -89,6 +91,7 @@ class LaunchBound final : public Detector {
             ++late_gaps;
             late_idle_ns += gap;
             late_pieces.push_back({prev_end, w.start});
+            late_kernels.emplace_back(w.id, gap);
             if (gap > example_gap) {
               example_gap = gap;
               example = w.id;
@@ -194,6 +197,12 @@ class LaunchBound final : public Detector {
       f.evidence["median_queue_depth"] = median_depth;
       f.evidence["gpu_utilization"] = dev.gpu_utilization;
       f.evidence["example_kernel_id"] = example;
+      {
+        // The code whose launches came late, when the profile records Python frames.
+        SourceSites sites(facts, trace_id, "GPU idle before its launches");
+        for (const auto& [id, gap] : late_kernels) sites.add_kernel(id, gap);
+        attach_locations(f, sites.top(5));
+      }
       sink.report(std::move(f));
     }
   }
