@@ -30,6 +30,11 @@ struct Gpu {
   double work = 0;           // busy per iteration (ns), or busy share of the window when iterations are missing
   int64_t kernels_per_step = 0;    // median over its iterations of the compute kernels it ran (count)
   int64_t kernel_ns_per_step = 0;  // median over its iterations of their summed durations
+  // Work in each step (compute kernels, copies and memsets launched in it, summed), keyed by the
+  // step's number (ProfilerStep#N) when every iteration has one, else by ordinal.
+  std::map<int64_t, int64_t> step_work;
+  bool numbered_steps = false;
+  int64_t matched_steps = 0;  // across ranks: steps every rank recorded, the ones the verdict uses
   std::string label;
 };
 
@@ -69,6 +74,23 @@ std::vector<Gpu> gpus_of(const Facts& facts, const TraceSummary& s) {
       e.second.push_back(k.getColumn(3).getInt64());
     }
   }
+  std::map<int64_t, std::map<int64_t, int64_t>> by_ordinal, by_number;  // device -> step -> work
+  bool numbered = true;
+  {
+    SQLite::Statement k(facts.db(),
+        "SELECT x.device_id, i.iteration, i.number, sum(x.dur_ns) FROM ("
+        " SELECT device_id, iteration, dur_ns FROM kernel WHERE trace_id = ?1 AND category IS NOT 'communication'"
+        " UNION ALL SELECT device_id, iteration, dur_ns FROM memcpy WHERE trace_id = ?1"
+        " UNION ALL SELECT device_id, iteration, dur_ns FROM memset WHERE trace_id = ?1) x "
+        "JOIN iteration i ON i.trace_id = ?1 AND i.iteration = x.iteration WHERE x.device_id IS NOT NULL GROUP BY 1, 2");
+    k.bind(1, s.trace_id);
+    while (k.executeStep()) {
+      int64_t d = k.getColumn(0).getInt64(), work = k.getColumn(3).getInt64();
+      by_ordinal[d][k.getColumn(1).getInt64()] = work;
+      if (k.getColumn(2).isNull()) numbered = false;
+      else by_number[d][k.getColumn(2).getInt64()] = work;
+    }
+  }
   std::vector<Gpu> out;
   for (auto& [d, list] : busy) {
     Gpu g;
@@ -84,6 +106,8 @@ std::vector<Gpu> gpus_of(const Facts& facts, const TraceSummary& s) {
       g.kernels_per_step = median_value(it->second.first);
       g.kernel_ns_per_step = median_value(it->second.second);
     }
+    g.numbered_steps = numbered;
+    g.step_work = numbered ? by_number[d] : by_ordinal[d];
     out.push_back(g);
   }
   return out;
@@ -141,11 +165,37 @@ class GpuImbalance final : public Detector {
   }
 
  private:
+  // Across the ranks of a job: the steps every rank recorded (by step number where all have one,
+  // else by ordinal). Captures of different length, or a warm-up step one rank has and another
+  // lacks, then do not weigh in; and a median over these steps ignores a one-step outlier.
+  static std::set<int64_t> matched_steps(const std::vector<Gpu>& gpus) {
+    const bool numbered = std::all_of(gpus.begin(), gpus.end(), [](const Gpu& g) { return g.numbered_steps; });
+    std::set<int64_t> common;
+    bool first = true;
+    for (const auto& g : gpus) {
+      if (numbered != g.numbered_steps) return {};
+      std::set<int64_t> keys;
+      for (const auto& [k, w] : g.step_work) keys.insert(k);
+      if (first) common = std::move(keys), first = false;
+      else std::erase_if(common, [&](int64_t k) { return !keys.count(k); });
+    }
+    return common;
+  }
+
   void compare(const Facts& facts, std::vector<Gpu>& gpus, bool across_ranks, FindingSink& sink) const {
     const bool per_iteration = std::all_of(gpus.begin(), gpus.end(), [](const Gpu& g) { return g.iterations > 0; });
-    for (auto& g : gpus)
+    const std::set<int64_t> matched = across_ranks && per_iteration ? matched_steps(gpus) : std::set<int64_t>{};
+    for (auto& g : gpus) {
       g.work = per_iteration ? static_cast<double>(g.busy_ns) / static_cast<double>(g.iterations)
                              : static_cast<double>(g.busy_ns) / static_cast<double>(std::max<int64_t>(g.wall_ns, 1));
+      if (matched.empty()) continue;
+      std::vector<int64_t> v;
+      for (int64_t k : matched) v.push_back(g.step_work.at(k));
+      std::sort(v.begin(), v.end());
+      const size_t n = v.size();
+      g.work = n % 2 ? static_cast<double>(v[n / 2]) : (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2])) / 2;
+      g.matched_steps = static_cast<int64_t>(matched.size());
+    }
     std::sort(gpus.begin(), gpus.end(), [](const Gpu& a, const Gpu& b) {
       return a.work > b.work || (a.work == b.work && std::tie(a.trace_id, a.device) < std::tie(b.trace_id, b.device));
     });
@@ -174,7 +224,10 @@ class GpuImbalance final : public Detector {
                                     : 0.0;
     const bool more_kernels = count_spread >= min_count_spread_ && most == &top;
     if (imbalance < min_imbalance_ && !(more_kernels && excess_share >= min_share_)) {
-      sink.below_threshold(checked_below(*this, top.trace_id, std::nullopt, "work spread between the busiest and least busy GPU",
+      sink.below_threshold(checked_below(*this, top.trace_id, std::nullopt,
+                                         matched.empty() ? std::string("work spread between the busiest and least busy GPU")
+                                                         : fmt::format("work spread between the busiest and least busy rank (median "
+                                                                       "over the {} steps every rank recorded)", matched.size()),
                                          imbalance, min_imbalance_, "share of the busiest GPU's work"));
       return;
     }
@@ -185,6 +238,7 @@ class GpuImbalance final : public Detector {
     }
 
     auto work_text = [&](double w) {
+      if (!matched.empty()) return fmt::format("{} per step", format_ns(static_cast<int64_t>(w)));
       return per_iteration ? fmt::format("{} per iteration", format_ns(static_cast<int64_t>(w))) : fmt::format("busy {} of its window", format_percent(w));
     };
     std::string others;
@@ -198,8 +252,10 @@ class GpuImbalance final : public Detector {
         "does {} less, and the busiest is {} above the mean. A synchronous step waits for the busiest GPU, so an even split "
         "would shorten the trace by up to {} ({} of the window).",
         top.label, work_text(top.work), others, format_percent(imbalance),
-        per_iteration ? format_ns(static_cast<int64_t>(excess)) + " per iteration" : format_percent(excess) + " of the window",
+        per_iteration ? format_ns(static_cast<int64_t>(excess)) + (matched.empty() ? " per iteration" : " per step") : format_percent(excess) + " of the window",
         format_ns(excess_ns), format_percent(excess_share));
+    if (!matched.empty())
+      f.problem += fmt::format(" Work per step is the median over the {} steps every rank recorded.", matched.size());
     if (more_kernels)
       f.problem += fmt::format(
           " It also runs more kernels: {} compute kernels per step against {} on the GPU that runs fewest (median over "
@@ -256,6 +312,7 @@ class GpuImbalance final : public Detector {
       j["communication_ns"] = g.comm_ns;
       j["iterations"] = g.iterations;
       if (g.median_step_ns > 0) j["median_step_ns"] = g.median_step_ns;
+      if (!matched.empty()) j["work_per_step_ns"] = static_cast<int64_t>(g.work);
       if (per_iteration) {
         j["kernels_per_step"] = g.kernels_per_step;
         j["kernel_ns_per_step"] = g.kernel_ns_per_step;
@@ -266,6 +323,7 @@ class GpuImbalance final : public Detector {
     f.evidence["imbalance"] = imbalance;
     f.evidence["excess_ns"] = excess_ns;
     f.evidence["per_iteration"] = per_iteration;
+    if (!matched.empty()) f.evidence["matched_steps"] = matched.size();
     if (per_iteration) f.evidence["kernel_count_spread"] = count_spread;
     f.evidence["gpus"] = table;
     // Across the ranks of one job the busiest rank's excess is the time the others wait for it at

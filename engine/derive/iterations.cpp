@@ -227,7 +227,9 @@ std::vector<IterationRec> from_optimizer_steps(TraceData& t) {
       }
     }
   }
-  if (!found && !before0.empty())
+  // (An iteration 1 with no top-level range of its own gives iteration 0 none either: it starts at
+  // step 0. Indexing before0 with size() - 0 read past its end.)
+  if (!found && !before0.empty() && !iter1.empty())
     start0 = t.ranges[before0[before0.size() > iter1.size() ? before0.size() - iter1.size() : 0]].start;
 
   std::vector<IterationRec> out;

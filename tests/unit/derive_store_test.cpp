@@ -382,6 +382,20 @@ TEST(DeriveStore, OptimizerStepsDelimitIterationsWithoutProfilerSteps) {
   EXPECT_EQ(b.text("SELECT pass FROM op WHERE name = 'aten::add_' AND iteration = 2"), "optimizer");
 }
 
+TEST(DeriveStore, OptimizerStepsBackToBackGiveTheFirstIterationNoHead) {
+  // Regression (fuzz_pipeline, tests/fuzz/regressions/pipeline): three top-level ranges before step
+  // 0 and none between step 0 and step 1. Iteration 1 has no head to look for, so iteration 0
+  // starts at step 0 itself; the old code read before0[3] of a 3-element vector.
+  TraceBuilder b;
+  b.range(1, 0, 50, "aten::empty");
+  b.range(1, 100, 50, "aten::zeros");
+  b.range(1, 200, 50, "aten::ones");
+  b.range(1, 1000, 100, "Optimizer.step#SGD.step", "user_annotation");
+  b.range(1, 1100, 100, "Optimizer.step#SGD.step", "user_annotation");
+  b.derive();
+  EXPECT_EQ(b.column("SELECT start_ns || '-' || end_ns FROM iteration ORDER BY iteration"), (Strings{"1000-1100", "1100-1200"}));
+}
+
 TEST(DeriveStore, RepeatedTopLevelOpSequenceGivesAutoPeriodIterations) {
   TraceBuilder b;
   b.range(1, 0, 50, "aten::empty");
