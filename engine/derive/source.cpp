@@ -314,12 +314,31 @@ void attribute_sources(TraceData& t) {
     t.sources.push_back(s);
   }
 
-  // DataLoader fetch annotations (markers, not ops): the frames around them.
+  // DataLoader fetch annotations (markers, not ops): the frames around them; without Python
+  // frames, the call stack of the first op inside the fetch (the loop line that asked for the batch
+  // is the innermost user frame there, below the DataLoader's and dataset's library frames).
   for (size_t i = 0; i < n; ++i) {
-    if (ranges[i].marker != MarkerKind::dataloader || py[i] < 0) continue;
+    if (ranges[i].marker != MarkerKind::dataloader) continue;
     SourceFact s;
     s.range = ranges[i].id;
-    from_python(i, s);
+    if (py[i] >= 0) {
+      from_python(i, s);
+    } else {
+      // Descendants follow their ancestor in the sorted ranges, on the same thread.
+      size_t j = i + 1;
+      while (j < n && ranges[j].pid == ranges[i].pid && ranges[j].tid == ranges[i].tid &&
+             ranges[j].start < ranges[i].end && stack_range[j] < 0)
+        ++j;
+      if (j >= n || ranges[j].pid != ranges[i].pid || ranges[j].tid != ranges[i].tid || ranges[j].start >= ranges[i].end)
+        continue;
+      const StackSite& site = call_stack_site(ranges[static_cast<size_t>(stack_range[j])].call_stack_id);
+      if (site.file_id == kNone) continue;
+      s.origin = "call_stack";
+      s.file_id = site.file_id;
+      s.line = site.line;
+      s.function_id = site.function_id;
+      s.stack_id = site.stack_id;
+    }
     t.sources.push_back(s);
   }
 

@@ -264,6 +264,12 @@ TEST(SourceRealData, LegacyCallStackResnet50) {
   EXPECT_EQ(number(store, "SELECT count(*) FROM _source WHERE origin = 'python_function'"), 0);
   auto sites = column(store, "SELECT DISTINCT site FROM source WHERE stack LIKE '%sgd.py(117): step%' ORDER BY 1");
   EXPECT_EQ(sites, Strings{"resnet50_profiler_api.py:51 in <module>"});
+  // The six DataLoader fetches: the first op inside each has the Call stack
+  // '…/torchvision/…;…;resnet50_profiler_api.py(42): <module>' (python3 over the events: 6 of 6).
+  EXPECT_EQ(column(store, "SELECT DISTINCT s.site FROM range r JOIN source s ON s.range_id = r.id "
+                          "WHERE r.name LIKE 'enumerate(DataLoader)%'"),
+            Strings{"resnet50_profiler_api.py:42 in <module>"});
+  EXPECT_EQ(number(store, "SELECT count(*) FROM _source WHERE range_id IS NOT NULL"), 6);
 }
 
 }  // namespace
