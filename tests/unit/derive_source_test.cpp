@@ -95,16 +95,16 @@ TEST(SourceFrames, OrdersCallStacksInnermostFirst) {
 // nsys exports of emit_nvtx(record_shapes=True) name ops 'aten::conv2d, seq = 12, op_id = 5, sizes
 // = [[…]]': the importer keeps the sequence number and the shapes (as Kineto's 'Input Dims').
 TEST(SourceNsys, EmitNvtxArguments) {
-  auto a = emit_nvtx_args("aten::conv2d, seq = 12, op_id = 5, sizes = [[32, 3, 224, 224], [64, 3, 7, 7], []]");
+  auto a = nsys::emit_nvtx_args("aten::conv2d, seq = 12, op_id = 5, sizes = [[32, 3, 224, 224], [64, 3, 7, 7], []]");
   EXPECT_EQ(a.seq.value_or(-1), 12);
   EXPECT_EQ(a.sizes.value_or(""), "[[32, 3, 224, 224], [64, 3, 7, 7], []]");
-  auto b = emit_nvtx_args("aten::view, op_id = 314290");  // as in nsys2026_h100_2gpu_1s: no seq, no sizes
+  auto b = nsys::emit_nvtx_args("aten::view, op_id = 314290");  // as in nsys2026_h100_2gpu_1s: no seq, no sizes
   EXPECT_FALSE(b.seq);
   EXPECT_FALSE(b.sizes);
-  auto cut = emit_nvtx_args("aten::add, seq = 3, op_id = 9, sizes = [[2, 3], [2");  // truncated text
+  auto cut = nsys::emit_nvtx_args("aten::add, seq = 3, op_id = 9, sizes = [[2, 3], [2");  // truncated text
   EXPECT_EQ(cut.seq.value_or(-1), 3);
   EXPECT_FALSE(cut.sizes);
-  EXPECT_FALSE(emit_nvtx_args("my range, sizes = [[1]]").sizes);  // not emit_nvtx text
+  EXPECT_FALSE(nsys::emit_nvtx_args("my range, sizes = [[1]]").sizes);  // not emit_nvtx text
 }
 
 // Loads a file into an in-memory store, derived.
