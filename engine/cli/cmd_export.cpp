@@ -64,12 +64,12 @@ int cmd_export(const CommonOptions& options, const ExportOptions& e) {
     std::ostringstream pcf, row;
     exporter::ParaverExportStats stats;
     outputs[0].stage_file([&](const std::string& path) {
-      fill_file(path, outputs[0].path(), [&](std::ostream& out) { stats = exporter::write_paraver(store, out, pcf, row); });
+      fill_file(path, outputs[0].path(), [&](std::ostream& out) { stats = exporter::write_paraver(store, findings, out, pcf, row); });
     });
     outputs[1].stage(pcf.str());
     outputs[2].stage(row.str());
     summary = std::to_string(stats.records) + " records, " + std::to_string(stats.tasks) + " task(s), " +
-              std::to_string(stats.threads) + " rows";
+              std::to_string(stats.threads) + " rows, " + std::to_string(findings.size()) + " finding(s)";
   } else {
     exporter::ChromeExportStats stats;
     outputs[0].stage_file([&](const std::string& path) {

@@ -735,7 +735,6 @@ std::vector<int64_t> gpu_processes(SQLite::Database& db, int64_t trace_id) {
   SQLite::Statement q(db, "SELECT DISTINCT pid FROM _kernel WHERE trace_id = ? AND pid IS NOT NULL ORDER BY pid");
   q.bind(1, trace_id);
   while (q.executeStep()) out.push_back(q.getColumn(0).getInt64());
-  if (out.size() < 2) out.clear();
   return out;
 }
 
@@ -748,9 +747,19 @@ std::vector<Job> group_jobs(SQLite::Database& db, const std::vector<TraceRow>& t
   std::vector<const TraceRow*> kineto_like;
   std::vector<Unit> all_units;
   std::vector<Job> nsys_jobs;
+  std::map<int64_t, int64_t> lone_process;  // nsys export of one rank -> its GPU process
   for (const auto& t : traces) {
     std::vector<int64_t> pids = t.format == "nsys" ? gpu_processes(db, t.trace_id) : std::vector<int64_t>{};
-    if (!pids.empty()) {
+    // One export per rank (`srun nsys profile …`): its one GPU process is a rank, named by the
+    // launcher's variables in its environment; it joins the other exports of the job as Kineto
+    // ranks do (rank, world size, clock), below.
+    if (pids.size() == 1 && t.rank && t.world_size && *t.world_size > 1) {
+      lone_process[t.trace_id] = pids[0];
+      all_units.push_back({t.trace_id, pids[0], t.rank});
+      kineto_like.push_back(&t);
+      continue;
+    }
+    if (pids.size() >= 2) {
       Job j;
       j.source = "nsys_processes";
       j.world_size = t.world_size;
@@ -767,7 +776,8 @@ std::vector<Job> group_jobs(SQLite::Database& db, const std::vector<TraceRow>& t
     j.source = "given_together";
     std::set<int64_t> seen;
     bool distinct = true;
-    for (const auto& u : all_units) distinct = distinct && u.rank && seen.insert(*u.rank).second && !u.pid;
+    for (const auto& u : all_units)
+      distinct = distinct && u.rank && seen.insert(*u.rank).second && (!u.pid || lone_process.count(u.trace_id));
     for (size_t i = 0; i < all_units.size(); ++i) {
       Unit u = all_units[i];
       if (!distinct) u.rank = static_cast<int64_t>(i);
@@ -804,11 +814,15 @@ std::vector<Job> group_jobs(SQLite::Database& db, const std::vector<TraceRow>& t
       jobs.push_back(std::move(j));
       target = &jobs.back();
     }
-    target->ranks.push_back({t->trace_id, std::nullopt, t->rank.value_or(0)});
+    auto lone = lone_process.find(t->trace_id);
+    target->ranks.push_back({t->trace_id, lone == lone_process.end() ? opt_i64() : opt_i64(lone->second), t->rank.value_or(0)});
   }
   for (auto& j : jobs) {
     std::sort(j.ranks.begin(), j.ranks.end(), [](const Unit& a, const Unit& b) { return *a.rank < *b.rank; });
     if (j.ranks.size() == 1 && j.source == "distributed_info") j.source = "single";
+    if (j.source == "distributed_info" &&
+        std::all_of(j.ranks.begin(), j.ranks.end(), [&](const Unit& u) { return lone_process.count(u.trace_id) > 0; }))
+      j.source = "nsys_environment";
   }
   // Jobs in the order of their first trace.
   std::stable_sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {

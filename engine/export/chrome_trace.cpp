@@ -79,7 +79,6 @@ struct Process {
   std::map<std::pair<int64_t, int64_t>, int64_t> host;  // (pid, tid) -> output tid
   std::map<std::pair<int64_t, int64_t>, int64_t> gpu;   // (device, stream; -1 = no stream) -> output tid
   std::map<int64_t, std::pair<int64_t, int64_t>> iteration_span;  // iteration -> [start, end) on the trace's clock
-  int64_t start_ns = 0, end_ns = 0;  // capture window, trace clock
 };
 
 class Writer {
@@ -212,14 +211,6 @@ class ChromeExporter {
 
   void collect_tracks(Process& p) {
     const RankView& v = p.view;
-    {
-      SQLite::Statement q(store_.db(), "SELECT COALESCE(start_ns, 0), COALESCE(end_ns, 0) FROM trace WHERE trace_id = ?");
-      q.bind(1, v.trace_id);
-      if (q.executeStep()) {
-        p.start_ns = q.getColumn(0).getInt64();
-        p.end_ns = q.getColumn(1).getInt64();
-      }
-    }
     std::set<int64_t> used;
     int64_t renumbered = kRenumberedTid;
     for (const auto& key : host_threads(store_, v)) {
@@ -230,7 +221,7 @@ class ChromeExporter {
     }
     int64_t k = 0;
     for (const auto& key : gpu_tracks(store_, v)) p.gpu[key] = kGpuTid + k++;
-    // Iteration spans, for the iteration track and findings that name iterations.
+    // Iteration spans, for the iteration track.
     SQLite::Statement iq(store_.db(),
                          "SELECT iteration, start_ns, MAX(end_ns, COALESCE(gpu_end_ns, end_ns)) FROM iteration "
                          "WHERE trace_id = ? ORDER BY iteration");
@@ -531,45 +522,17 @@ class ChromeExporter {
     }
   }
 
-  // The process a finding belongs to: its rank, else its trace's first rank, else the first.
-  const Process* process_of(const Finding& f) const {
-    if (procs_.empty()) return nullptr;
-    if (f.scope.rank) {
-      for (const auto& p : procs_)
-        if (p.view.rank == *f.scope.rank && (!f.scope.trace_id || p.view.trace_id == *f.scope.trace_id)) return &p;
-    }
-    if (f.scope.trace_id) {
-      for (const auto& p : procs_)
-        if (p.view.trace_id == *f.scope.trace_id) return &p;
-    }
-    return &procs_.front();
-  }
-
-  // [start, end) in job time that the finding covers: its iterations, else its trace's (or, for
-  // a job finding, every rank's) capture window.
-  std::pair<int64_t, int64_t> finding_span(const Finding& f, const Process& p) const {
-    if (f.scope.iter_first && !p.iteration_span.empty()) {
-      int64_t first = *f.scope.iter_first, last = f.scope.iter_last.value_or(first);
-      auto a = p.iteration_span.find(first), b = p.iteration_span.find(last);
-      if (a != p.iteration_span.end() && b != p.iteration_span.end())
-        return {job_ns(p, a->second.first), job_ns(p, std::max(b->second.second, a->second.first))};
-    }
-    if (f.scope.trace_id) return {job_ns(p, p.start_ns), job_ns(p, p.end_ns)};
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (const auto& q : procs_) {
-      lo = std::min(lo, job_ns(q, q.start_ns));
-      hi = std::max(hi, job_ns(q, q.end_ns));
-    }
-    return {lo, hi};
-  }
-
   void finding_slices() {
+    std::vector<RankView> views;
+    for (const auto& q : procs_) views.push_back(q.view);
+    FindingPlacer placer(store_, views);
     int64_t index = 0;
     for (const auto& f : findings_) {
       ++index;
-      const Process* p = process_of(f);
-      if (!p) return;
-      auto [start, end] = finding_span(f, *p);
+      auto place = placer.place(f);
+      if (!place) return;
+      const Process* p = &procs_[place->rank_index];
+      const int64_t start = place->start_ns, end = place->end_ns;
       int64_t tid = kFindingTid + index;
       meta(*p, tid, "thread", "proflint finding " + std::to_string(index) + ": " + f.id, 1 + index);
       JsonText& t = w_.begin();

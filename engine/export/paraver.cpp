@@ -2,6 +2,7 @@
 #include "engine/export/paraver.hpp"
 
 #include <SQLiteCpp/Statement.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
@@ -10,9 +11,11 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
+#include "engine/common/format.hpp"
 #include "engine/common/utf8.hpp"
 #include "engine/export/ranks.hpp"
 
@@ -77,7 +80,7 @@ struct Span {
 
 class ParaverExporter {
  public:
-  explicit ParaverExporter(Store& store) : store_(store) {}
+  ParaverExporter(Store& store, const std::vector<Finding>& findings) : store_(store), findings_(findings) {}
 
   ParaverExportStats run(std::ostream& prv, std::ostream& pcf, std::ostream& row) {
     for (auto& v : rank_views(store_)) {
@@ -96,6 +99,7 @@ class ParaverExporter {
       ranges(tasks_[i], task);
       iterations(tasks_[i], task);
     }
+    finding_events();
     nest_spans();
     clip_states();
     int64_t t0 = INT64_MAX, t_end = 0;
@@ -303,6 +307,26 @@ class ParaverExporter {
     }
   }
 
+  // Each finding its own event type (they overlap in time), on its rank's first row: 1 over the
+  // iterations or window it covers (the Chrome trace's finding slices, on the same clock).
+  void finding_events() {
+    std::vector<RankView> views;
+    for (const auto& t : tasks_) views.push_back(t.view);
+    FindingPlacer placer(store_, views);
+    int64_t position = 0;
+    for (const auto& f : findings_) {
+      if (++position > kPrvMaxFindings) break;
+      auto place = placer.place(f);
+      if (!place || tasks_[place->rank_index].row_names.empty()) continue;
+      int32_t task = static_cast<int32_t>(place->rank_index) + 1;
+      spans_[{task, 1, kPrvFinding + position}].push_back(
+          Span{place->start_ns, std::max(place->end_ns, place->start_ns), 1, position});
+      finding_labels_.push_back({kPrvFinding + position,
+                                 fmt::format("proflint finding {}: {} [{}]", position, f.id, severity_name(f.effective_severity)),
+                                 fmt::format("{} (estimated saving {})", f.title, format_ns(f.estimated_savings_ns))});
+    }
+  }
+
   // Ranges nest on a thread: a range's begin shows its value, its end shows the value of the range
   // it is inside again (0 at the top level), so Paraver shows the innermost range at every time.
   void nest_spans() {
@@ -436,6 +460,8 @@ class ParaverExporter {
       if (it != range_names_.end()) value_block(s, type, label, it->second.names());
     }
     s += "EVENT_TYPE\n0 " + std::to_string(kPrvIteration) + " Iteration (ordinal + 1)\n\n\n";
+    for (const auto& [type, label, value] : finding_labels_)
+      s += "EVENT_TYPE\n0 " + std::to_string(type) + " " + one_line(label) + "\nVALUES\n0 End\n1 " + one_line(value) + "\n\n\n";
     out.write(s.data(), static_cast<std::streamsize>(s.size()));
   }
 
@@ -454,6 +480,8 @@ class ParaverExporter {
   }
 
   Store& store_;
+  const std::vector<Finding>& findings_;
+  std::vector<std::tuple<int64_t, std::string, std::string>> finding_labels_;  // event type, label, value name
   std::vector<Task> tasks_;
   std::vector<Record> records_;
   std::map<std::tuple<int32_t, int32_t, int64_t>, std::vector<Span>> spans_;
@@ -463,8 +491,9 @@ class ParaverExporter {
 
 }  // namespace
 
-ParaverExportStats write_paraver(Store& store, std::ostream& prv, std::ostream& pcf, std::ostream& row) {
-  return ParaverExporter(store).run(prv, pcf, row);
+ParaverExportStats write_paraver(Store& store, const std::vector<Finding>& findings, std::ostream& prv, std::ostream& pcf,
+                                 std::ostream& row) {
+  return ParaverExporter(store, findings).run(prv, pcf, row);
 }
 
 }  // namespace proflint::exporter

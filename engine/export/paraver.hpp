@@ -8,6 +8,9 @@
 #include <cstdint>
 #include <ostream>
 
+#include <vector>
+
+#include "engine/analysis/finding.hpp"
 #include "engine/store/store.hpp"
 
 namespace proflint::exporter {
@@ -18,8 +21,10 @@ struct ParaverExportStats {
 };
 
 // Paraver needs its records in time order, so the .prv body is collected (compactly) and sorted
-// before it is written; the .pcf and .row are small.
-ParaverExportStats write_paraver(Store& store, std::ostream& prv, std::ostream& pcf, std::ostream& row);
+// before it is written; the .pcf and .row are small. Findings (in ranked order) become one event
+// type each on their rank's first row, set to 1 over the time they cover.
+ParaverExportStats write_paraver(Store& store, const std::vector<Finding>& findings, std::ostream& prv, std::ostream& pcf,
+                                 std::ostream& row);
 
 // Event types written (nsys2prv's numbers where nsys2prv has the same thing).
 inline constexpr int64_t kPrvApiCall = 63000000;      // CUDA/HIP runtime or driver call (value table)
@@ -33,6 +38,8 @@ inline constexpr int64_t kPrvPython = 9012;           // Python function frames 
 inline constexpr int64_t kPrvGpuAnnotation = 9013;    // GPU-side user annotations (value table)
 inline constexpr int64_t kPrvOtherRange = 9014;       // other host ranges (value table)
 inline constexpr int64_t kPrvIteration = 9020;        // iteration ordinal + 1
+inline constexpr int64_t kPrvFinding = 9300;          // + position (1..kPrvMaxFindings): 1 while the finding applies
+inline constexpr int64_t kPrvMaxFindings = 500;
 inline constexpr int64_t kPrvTagLaunch = 55001;       // communication tag: launch -> kernel
 inline constexpr int64_t kPrvTagMemory = 55002;       // communication tag: launch -> copy / memset
 

@@ -3,6 +3,8 @@
 
 #include <SQLiteCpp/Statement.h>
 
+#include <algorithm>
+#include <climits>
 #include <filesystem>
 #include <set>
 
@@ -129,6 +131,62 @@ std::map<TrackKey, std::string> thread_names(Store& store, const RankView& r) {
                                       " AND a.name IS NOT NULL AND a.name != ''");
   while (q.executeStep()) names[{q.getColumn(0).getInt64(), q.getColumn(1).getInt64()}] = q.getColumn(2).getString();
   return names;
+}
+
+FindingPlacer::FindingPlacer(Store& store, const std::vector<RankView>& views) : views_(views) {
+  for (const auto& v : views) {
+    Window w;
+    SQLite::Statement q(store.db(), "SELECT COALESCE(start_ns, 0), COALESCE(end_ns, 0) FROM trace WHERE trace_id = ?");
+    q.bind(1, v.trace_id);
+    if (q.executeStep()) {
+      w.start_ns = q.getColumn(0).getInt64();
+      w.end_ns = q.getColumn(1).getInt64();
+    }
+    SQLite::Statement iq(store.db(),
+                         "SELECT iteration, start_ns, MAX(end_ns, COALESCE(gpu_end_ns, end_ns)) FROM iteration "
+                         "WHERE trace_id = ? ORDER BY iteration");
+    iq.bind(1, v.trace_id);
+    while (iq.executeStep()) w.iterations[iq.getColumn(0).getInt64()] = {iq.getColumn(1).getInt64(), iq.getColumn(2).getInt64()};
+    windows_.push_back(std::move(w));
+  }
+}
+
+std::optional<FindingPlace> FindingPlacer::place(const Finding& f) const {
+  if (views_.empty()) return std::nullopt;
+  size_t k = 0;
+  bool found = false;
+  if (f.scope.rank) {
+    for (size_t i = 0; i < views_.size() && !found; ++i)
+      if (views_[i].rank == *f.scope.rank && (!f.scope.trace_id || views_[i].trace_id == *f.scope.trace_id)) k = i, found = true;
+  }
+  if (!found && f.scope.trace_id) {
+    for (size_t i = 0; i < views_.size() && !found; ++i)
+      if (views_[i].trace_id == *f.scope.trace_id) k = i, found = true;
+  }
+  const RankView& v = views_[k];
+  const Window& w = windows_[k];
+  FindingPlace out;
+  out.rank_index = k;
+  if (f.scope.iter_first && !w.iterations.empty()) {
+    int64_t first = *f.scope.iter_first, last = f.scope.iter_last.value_or(first);
+    auto a = w.iterations.find(first), b = w.iterations.find(last);
+    if (a != w.iterations.end() && b != w.iterations.end()) {
+      out.start_ns = a->second.first + v.clock_offset_ns;
+      out.end_ns = std::max(b->second.second, a->second.first) + v.clock_offset_ns;
+      return out;
+    }
+  }
+  if (f.scope.trace_id) {
+    out.start_ns = w.start_ns + v.clock_offset_ns;
+    out.end_ns = w.end_ns + v.clock_offset_ns;
+    return out;
+  }
+  out.start_ns = INT64_MAX, out.end_ns = INT64_MIN;
+  for (size_t i = 0; i < views_.size(); ++i) {
+    out.start_ns = std::min(out.start_ns, windows_[i].start_ns + views_[i].clock_offset_ns);
+    out.end_ns = std::max(out.end_ns, windows_[i].end_ns + views_[i].clock_offset_ns);
+  }
+  return out;
 }
 
 }  // namespace proflint::exporter

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/analysis/finding.hpp"
 #include "engine/store/store.hpp"
 
 namespace proflint::exporter {
@@ -44,5 +45,28 @@ std::vector<TrackKey> host_threads(Store& store, const RankView& r);
 std::vector<TrackKey> gpu_tracks(Store& store, const RankView& r);
 // Recorded names of the rank's threads.
 std::map<TrackKey, std::string> thread_names(Store& store, const RankView& r);
+
+// Where a finding sits on the job's clock, for the exports' finding tracks: the rank it belongs to
+// (its scope's rank, else its trace's first rank, else the first rank) and [start, end) covering
+// its iterations (host start to the later of host and GPU end), else its trace's capture window,
+// else (a finding about the whole job) every rank's.
+struct FindingPlace {
+  size_t rank_index = 0;  // into the views the placer was given
+  int64_t start_ns = 0, end_ns = 0;
+};
+
+class FindingPlacer {
+ public:
+  FindingPlacer(Store& store, const std::vector<RankView>& views);
+  std::optional<FindingPlace> place(const Finding& f) const;
+
+ private:
+  struct Window {
+    std::map<int64_t, std::pair<int64_t, int64_t>> iterations;  // iteration -> [start, end), trace clock
+    int64_t start_ns = 0, end_ns = 0;                            // capture window, trace clock
+  };
+  const std::vector<RankView>& views_;
+  std::vector<Window> windows_;
+};
 
 }  // namespace proflint::exporter

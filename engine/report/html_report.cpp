@@ -306,13 +306,32 @@ json iterations_json(SQLite::Database& db, const TraceInfo& t) {
     }
     breakdown.push_back({{"device_id", dev}, {"categories", by_cat}});
   }
-  return {{"ordinal", ord},
-          {"number", num},
-          {"dur_ns", dur},
-          {"start_ns", start},
-          {"warmup", gate::warmup_count(durations, 0.2)},
-          {"outliers", outliers},
-          {"breakdown", breakdown}};
+  json out = {{"ordinal", ord},
+              {"number", num},
+              {"dur_ns", dur},
+              {"start_ns", start},
+              {"warmup", gate::warmup_count(durations, 0.2)},
+              {"outliers", outliers},
+              {"breakdown", breakdown}};
+  // A trace that is one rank of a job aligned on its collectives: per iteration, its time in
+  // collectives before the last rank arrived (wait) and after (transfer), from the job tables.
+  SQLite::Statement c(db,
+                      "SELECT p.iteration, SUM(p.wait_ns), SUM(p.transfer_ns) FROM collective_participation p "
+                      "JOIN job j ON j.job_id = p.job_id WHERE p.trace_id = ?1 AND j.aligned = 1 AND p.iteration IS NOT NULL "
+                      "AND (SELECT COUNT(*) FROM job_rank r WHERE r.trace_id = ?1) = 1 GROUP BY p.iteration");
+  c.bind(1, t.trace_id);
+  std::map<int64_t, std::pair<int64_t, int64_t>> coll;
+  while (c.executeStep()) coll[c.getColumn(0).getInt64()] = {c.getColumn(1).getInt64(), c.getColumn(2).getInt64()};
+  if (!coll.empty()) {
+    json wait = json::array(), transfer = json::array();
+    for (const auto& i : t.iterations) {
+      auto it = coll.find(i.ordinal);
+      wait.push_back(it == coll.end() ? 0 : it->second.first);
+      transfer.push_back(it == coll.end() ? 0 : it->second.second);
+    }
+    out["collective"] = {{"wait_ns", wait}, {"transfer_ns", transfer}};
+  }
+  return out;
 }
 
 // ---- tables ------------------------------------------------------------------------------------

@@ -50,6 +50,7 @@ namespace {
 std::string job_source_text(const std::string& source) {
   if (source == "distributed_info") return "same distributedInfo world size and backend";
   if (source == "nsys_processes") return "processes of one nsys export";
+  if (source == "nsys_environment") return "one nsys export per rank, ranks from the launcher's environment";
   if (source == "given_together") return "given together (--job-by given)";
   return source;
 }

@@ -16,3 +16,11 @@ done
 python3 scripts/gen_profile.py --job-ranks 4 --straggler-cause none --seed job4-balanced-2 --quiet -o fixtures/jobs/ddp4_balanced_seed2
 python3 scripts/gen_profile.py --job-ranks 4 --straggler-rank 3 --straggler-cause outlier --seed job4-outlier --quiet \
   -o fixtures/jobs/ddp4_outlier_r3
+# One Nsight Systems export per rank (`srun nsys profile …`): a 2-rank export split per process,
+# ranks named by SLURM_PROCID/SLURM_NTASKS in each process's recorded environment (beside a planted
+# secret no output may show), rank 1's clock 1.5 s behind (another host).
+tmp=$(mktemp -d)
+python3 scripts/gen_profile.py --format nsys --gpus 2 --steps 6 --model mlp --seed nsys-per-rank --quiet -o "$tmp/job.sqlite"
+mkdir -p fixtures/jobs/nsys_per_rank
+python3 scripts/genprof/nsys_split.py "$tmp/job.sqlite" fixtures/jobs/nsys_per_rank/rank --shift-ms 1500 --launcher slurm >/dev/null
+rm -rf "$tmp"

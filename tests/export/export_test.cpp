@@ -291,10 +291,12 @@ struct ParaverText {
   std::string prv, pcf, row;
 };
 
-ParaverText paraver_of(const std::vector<std::string>& inputs) {
+ParaverText paraver_of(const std::vector<std::string>& inputs, std::vector<Finding>* findings = nullptr) {
   Store store = load_inputs(inputs, LoadOptions{});
+  std::vector<Finding> none;
+  if (findings) *findings = run_analysis(store, AnalysisOptions{}, detector_registry()).findings;
   std::ostringstream prv, pcf, row;
-  exporter::write_paraver(store, prv, pcf, row);
+  exporter::write_paraver(store, findings ? *findings : none, prv, pcf, row);
   return {prv.str(), pcf.str(), row.str()};
 }
 
@@ -401,6 +403,55 @@ TEST(ParaverExport, NsysExportWellFormed) {
   expect_well_formed(t, &kernel_states);
   EXPECT_GT(kernel_states, 0);
   EXPECT_NE(t.pcf.find("0 9003 NVTX pushpop ranges\n"), std::string::npos);
+}
+
+// Findings in Paraver: one event type each (9300 + position) on their rank's first row, 1 from the
+// start of what they cover to its end, named in the .pcf; the same span as the Chrome trace's
+// finding slice (both placed by FindingPlacer), here the 4-rank job whose straggler is rank 2.
+TEST(ParaverExport, FindingsAreEventTypesOnTheirRanksRow) {
+  std::vector<std::string> inputs;
+  for (int r = 0; r < 4; ++r) inputs.push_back(fixture_path("jobs/ddp4_dataloader_r2/rank" + std::to_string(r) + ".json.gz").string());
+  std::vector<Finding> findings;
+  auto t = paraver_of(inputs, &findings);
+  int64_t kernel_states = 0;
+  expect_well_formed(t, &kernel_states);
+  ASSERT_FALSE(findings.empty());
+  // Chrome slices of the same analysis, by position: (pid = task - 1, ts, dur) in µs.
+  Store store = load_inputs(inputs, LoadOptions{});
+  auto doc = read_json(write_chrome(store, "job4", findings));
+  std::map<int64_t, std::tuple<int64_t, double, double>> slices;
+  for (const auto& e : doc["traceEvents"])
+    if (e.value("cat", "") == "proflint" && e["args"].contains("position"))
+      slices[e["args"]["position"].get<int64_t>()] = {e["pid"].get<int64_t>(), e["ts"].get<double>(), e["dur"].get<double>()};
+  // Paraver times are ns from the earliest record; the Chrome trace's are µs of job time. Compare
+  // durations, and the begin of finding 1 against the other findings' begins.
+  auto lines = split(t.prv, '\n');
+  std::map<int64_t, std::pair<int64_t, int64_t>> begin_end;  // position -> (begin, end) ns
+  std::map<int64_t, int64_t> task_of;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    auto f = split(lines[i], ':');
+    if (f[0] != "2") continue;
+    for (size_t k = 6; k + 1 < f.size(); k += 2) {
+      int64_t type = std::stoll(f[k]), value = std::stoll(f[k + 1]);
+      if (type <= exporter::kPrvFinding || type > exporter::kPrvFinding + exporter::kPrvMaxFindings) continue;
+      int64_t position = type - exporter::kPrvFinding;
+      EXPECT_EQ(f[4], "1") << "a finding event off its task's first row: " << lines[i];
+      task_of[position] = std::stoll(f[3]);
+      (value == 1 ? begin_end[position].first : begin_end[position].second) = std::stoll(f[5]);
+    }
+  }
+  ASSERT_EQ(begin_end.size(), findings.size());
+  for (const auto& [position, be] : begin_end) {
+    SCOPED_TRACE("finding " + std::to_string(position) + " " + findings[static_cast<size_t>(position - 1)].id);
+    EXPECT_NE(t.pcf.find("0 " + std::to_string(exporter::kPrvFinding + position) + " proflint finding " + std::to_string(position) + ": " +
+                         findings[static_cast<size_t>(position - 1)].id),
+              std::string::npos);
+    ASSERT_TRUE(slices.count(position));
+    auto [pid, ts, dur] = slices[position];
+    EXPECT_EQ(task_of[position], pid + 1);
+    EXPECT_NEAR(static_cast<double>(be.second - be.first) / 1e3, dur, 0.002);
+    EXPECT_NEAR(static_cast<double>(be.first - begin_end.begin()->second.first) / 1e3, ts - std::get<1>(slices.begin()->second), 0.002);
+  }
 }
 
 // The reviewed golden: tests/golden/export/report_mlp.{prv,pcf,row}. PROFLINT_UPDATE_GOLDENS=1

@@ -135,6 +135,15 @@ def check_case(name, page_path, result, console, failures):
             fail("chart %s has %d series, expected %d" % (cid, c["series"], n))
         if c["with_data"] == 0 or c["pixels"] == 0:
             fail("chart %s is empty (%d series with data, %d painted pixels)" % (cid, c["with_data"], c["pixels"]))
+    if "waits-ranks" in got:
+        # Ranks of a job aligned on their collectives show the measured wait for the last rank;
+        # other traces side by side show the communication + idle proxy.
+        its = [t["iterations"] for t in data["traces"] if t["iterations"]["ordinal"]]
+        aligned = all("collective" in it for it in its)
+        if aligned != ("clocks aligned" in got["waits-ranks"].get("title", "")):
+            fail("waits chart title %r for %s ranks" % (got["waits-ranks"].get("title"), "aligned" if aligned else "unaligned"))
+        if name.endswith("_job") and not aligned:
+            fail("the ranks of this job were expected to be aligned")
     tables = {t["id"]: t["rows"] for t in result["tables"]}
     if data["kind"] == "compare":
         if tables.get("table-metrics") != len(data["compare"]["metrics"]):
@@ -190,6 +199,7 @@ def main():
         ("sample_amp", ["analyze", fx("sample_amp.json.gz")]),
         ("sample_train_nsys", ["analyze", fx("sample_train.nsys.sqlite")]),
         ("ddp2_two_ranks", ["analyze", fx("ddp2_rank0.json.gz"), fx("ddp2_rank1_slow30.json.gz")]),
+        ("ddp4_dataloader_job", ["analyze"] + [fx("jobs/ddp4_dataloader_r2/rank%d.json.gz" % r) for r in range(4)]),
         ("compare_slow10", ["compare", fx("compare/base.json.gz"), fx("compare/slow10_outlier.json.gz")]),
     ]
     real = [

@@ -16,6 +16,7 @@
 #include "engine/report/summary_report.hpp"
 #include "tests/lua/lua_support.hpp"
 #include "tests/support/realdata.hpp"
+#include "tests/support/run.hpp"
 
 namespace fs = std::filesystem;
 using proflint::LoadOptions;
@@ -134,6 +135,35 @@ TEST(JobsStore, JobByOverridesRecognition) {
   EXPECT_EQ(text(given, "SELECT source || ' ' || ranks_present FROM job"), "given_together 2");
   EXPECT_EQ(text(given, "SELECT group_concat(rank || ':' || trace_id, ' ') FROM job_rank"), "0:1 1:2");
   EXPECT_THROW(load({fixture("sample_train.json.gz")}, "sometimes"), proflint::Error);
+}
+
+TEST(JobsStore, OneNsysExportPerRankIsOneJobNamedByTheLauncherEnvironment) {
+  // fixtures/jobs/nsys_per_rank (scripts/genprof/make_job_fixtures.sh): a 2-rank export split per
+  // process; SLURM_PROCID/SLURM_NTASKS in each process's recorded environment; rank 1's clock is
+  // moved by +1.5 s. Given in reverse order, the ranks still come from the environment.
+  std::vector<std::string> paths{fixture("jobs/nsys_per_rank/rank1.sqlite"), fixture("jobs/nsys_per_rank/rank0.sqlite")};
+  Store store = load(paths);
+  EXPECT_EQ(text(store, "SELECT source || ' ' || ranks_present || ' ' || aligned FROM job"), "nsys_environment 2 1");
+  EXPECT_EQ(text(store, "SELECT group_concat(rank || ':' || trace_id, ' ') FROM job_rank"), "0:2 1:1");
+  EXPECT_EQ(scalar(store, "SELECT COUNT(*) FROM job_rank WHERE pid IS NULL"), 0);
+  // The offset puts rank 1's timestamps back on rank 0's clock: -1.5 s, within the residual.
+  int64_t offset = scalar(store, "SELECT clock_offset_ns FROM job_rank WHERE rank = 1");
+  EXPECT_LT(std::llabs(offset + 1'500'000'000), 100'000) << offset;
+  EXPECT_EQ(scalar(store, "SELECT rank FROM trace WHERE trace_id = 1"), 1);
+  EXPECT_EQ(scalar(store, "SELECT world_size FROM trace WHERE trace_id = 1"), 2);
+  // Under --job-by none each export stays a job of its own.
+  Store none = load(paths, "none");
+  EXPECT_EQ(text(none, "SELECT group_concat(source || ranks_present, ',') FROM job"), "single1,single1");
+  // Only the launcher's integers are read from the environment: the planted secret reaches no output.
+  for (const std::string& args : {std::string("summary --format json"), std::string("analyze --format json"),
+                                  std::string("analyze"), std::string("summary")}) {
+    auto r = proflint::testing::run_proflint(args + " " + paths[0] + " " + paths[1]);
+    EXPECT_EQ(r.exit_code, 0) << args << r.err;
+    EXPECT_EQ(r.out.find("do-not-print"), std::string::npos) << args;
+    EXPECT_EQ(r.err.find("do-not-print"), std::string::npos) << args;
+  }
+  auto r = proflint::testing::run_proflint("summary " + paths[0] + " " + paths[1]);
+  EXPECT_NE(r.out.find("recognised   one nsys export per rank, ranks from the launcher's environment"), std::string::npos) << r.out;
 }
 
 TEST(JobsStore, TwoRunsOfRankZeroStayApart) {

@@ -5,9 +5,12 @@
 #include <time.h>
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <cstdlib>
 #include <deque>
 #include <iostream>
+#include <map>
 #include <string_view>
 
 #include "engine/common/import_issue_kinds.hpp"
@@ -157,6 +160,7 @@ void ExportReader::read_all() {
   guarded("ENUM_*", &ExportReader::read_enums);
   guarded("TARGET_INFO_GPU", &ExportReader::read_gpu_tables);
   guarded("PROCESSES", &ExportReader::read_processes);
+  guarded("META_DATA_CAPTURE", &ExportReader::read_launch_environment);
   guarded("ThreadNames", &ExportReader::read_threads);
   guarded(kKernel, &ExportReader::read_kernels);
   guarded(kMemcpy, &ExportReader::read_memcpys);
@@ -478,6 +482,47 @@ void ExportReader::read_processes() {
             rows);
     w_.add_process(pid, utf8_text(rows.text(2), scratch));
     processes_from_table_ = true;
+  }
+}
+
+// The rank of the profiled process, from the launcher's variables in its recorded environment
+// (`srun nsys profile …` / `mpirun nsys profile …` / a per-rank torchrun wrapper: one export per
+// rank). Only these integer values are read: the environment also holds secrets (nsys_sqlite_schemas
+// .md), and nothing else of it is kept.
+void ExportReader::read_launch_environment() {
+  if (!file_.has_table("META_DATA_CAPTURE")) return;
+  Rows rows(file_, "META_DATA_CAPTURE", {"name", "value"}, "WHERE name = 'PROCESS_0:ENVIRONMENT_VARIABLE'");
+  // In order of preference: the framework's own variables, then the launcher's.
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kPairs = {{{"RANK", "WORLD_SIZE"},
+                                                                                          {"SLURM_PROCID", "SLURM_NTASKS"},
+                                                                                          {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                                                                          {"PMIX_RANK", "PMIX_SIZE"},
+                                                                                          {"PMI_RANK", "PMI_SIZE"}}};
+  std::map<std::string_view, int64_t> found;
+  auto wanted = [&](std::string_view key) -> std::optional<std::string_view> {
+    for (const auto& [r, w] : kPairs) {
+      if (key == r) return r;
+      if (key == w) return w;
+    }
+    return std::nullopt;
+  };
+  while (rows.next()) {
+    std::string_view text = rows.text(1);
+    size_t eq = text.find('=');
+    if (eq == std::string_view::npos) continue;
+    auto key = wanted(text.substr(0, eq));
+    if (!key) continue;
+    std::string_view digits = text.substr(eq + 1);
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (ec != std::errc() || end != digits.data() + digits.size() || v < 0 || v > (int64_t{1} << 24)) continue;
+    found.emplace(*key, v);
+  }
+  for (const auto& [r, w] : kPairs) {
+    auto rank = found.find(r), world = found.find(w);
+    if (rank == found.end() || world == found.end() || world->second < 2 || rank->second >= world->second) continue;
+    w_.set_rank(rank->second, world->second, std::nullopt);
+    return;
   }
 }
 

@@ -75,6 +75,7 @@ class ExportReader {
   void read_enums();
   void read_gpu_tables();
   void read_processes();
+  void read_launch_environment();
   void read_threads();
   void read_kernels();
   void read_memcpys();

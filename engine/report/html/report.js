@@ -277,28 +277,40 @@
       }, [it.ordinal, ms, warm, out]);
     }
     if (withIters.length > 1) {
-      // Several traces (ranks of one job, or repeated runs): one line each, by iteration ordinal.
-      const n = Math.max(...withIters.map((t) => t.iterations.ordinal.length));
-      const x = Array.from({ length: n }, (_, i) => i);
-      const series = [{ label: 'iteration' }], data = [x];
+      // Several traces (ranks of one job, or repeated runs): one line each. Steps line up by their
+      // number (ProfilerStep#N) when every trace numbers them, else by iteration ordinal.
+      const byNumber = withIters.every((t) => t.iterations.number.every((v) => v !== null));
+      const keysOf = (t) => (byNumber ? t.iterations.number : t.iterations.ordinal);
+      const x = [...new Set(withIters.flatMap(keysOf))].sort((a, b) => a - b);
+      const column = (t, values) => {
+        const at = new Map(keysOf(t).map((key, i) => [key, i]));
+        return x.map((key) => (at.has(key) && values[at.get(key)] !== undefined ? values[at.get(key)] / 1e6 : null));
+      };
+      const xLabel = byNumber ? 'step' : 'iteration';
+      const series = [{ label: xLabel }], data = [x];
       withIters.forEach((t, k) => {
         const sm = summary.find((q) => q.trace_id === t.trace_id) || {};
         series.push({ label: sm.rank !== null && sm.rank !== undefined ? 'rank ' + sm.rank : 'trace ' + t.trace_id,
           stroke: PALETTE[k % PALETTE.length], width: 1.5, value: (u, v) => (v === null ? '–' : fmtNs(v * 1e6)) });
-        data.push(x.map((i) => (i < t.iterations.dur_ns.length ? t.iterations.dur_ns[i] / 1e6 : null)));
+        data.push(column(t, t.iterations.dur_ns));
       });
       makeChart('steps-ranks', grid, { title: 'Step time per trace (rank)', scales: { x: { time: false } }, series,
         axes: [{ incrs: INT_INCRS }, { values: (u, v) => v.map((q) => fmtNs(q * 1e6)), size: 70 }] }, data);
-      // What each rank spent waiting per step: communication not hidden by compute plus idle
-      // (from the per-iteration breakdown; the first GPU of each trace).
-      const wseries = [{ label: 'iteration' }], wdata = [x];
+      // What each rank spent waiting per step. Ranks of a job aligned on their collectives: the
+      // time each spent in its collectives before the last rank arrived (the wait a late peer
+      // causes). Otherwise a proxy from the per-iteration breakdown of the first GPU:
+      // communication not hidden by compute plus idle.
+      const aligned = withIters.every((t) => t.iterations.collective);
+      const wseries = [{ label: xLabel }], wdata = [x];
       withIters.forEach((t, k) => {
+        wseries.push({ label: series[k + 1].label, stroke: PALETTE[k % PALETTE.length], width: 1.5, value: (u, v) => (v === null ? '–' : fmtNs(v * 1e6)) });
+        if (aligned) { wdata.push(column(t, t.iterations.collective.wait_ns)); return; }
         const b = t.iterations.breakdown[0];
         const cats = b ? b.categories : {};
-        wseries.push({ label: series[k + 1].label, stroke: PALETTE[k % PALETTE.length], width: 1.5, value: (u, v) => (v === null ? '–' : fmtNs(v * 1e6)) });
-        wdata.push(x.map((i) => (i < t.iterations.dur_ns.length ? (((cats.communication || [])[i] || 0) + ((cats.idle || [])[i] || 0)) / 1e6 : null)));
+        wdata.push(column(t, t.iterations.dur_ns.map((_, i) => ((cats.communication || [])[i] || 0) + ((cats.idle || [])[i] || 0))));
       });
-      makeChart('waits-ranks', grid, { title: 'Waiting per step and rank (communication + idle)', scales: { x: { time: false } }, series: wseries,
+      makeChart('waits-ranks', grid, { title: aligned ? 'Waiting for the last rank per step (collectives, clocks aligned)' : 'Waiting per step and rank (communication + idle)',
+        scales: { x: { time: false } }, series: wseries,
         axes: [{ incrs: INT_INCRS }, { values: (u, v) => v.map((q) => fmtNs(q * 1e6)), size: 70 }] }, wdata);
     }
   }
@@ -745,7 +757,8 @@
     for (const [id, u] of Object.entries(state.charts)) {
       // Series with at least one drawable value (uPlot keeps series[0] for x).
       const withData = u.series.slice(1).filter((s, k) => (u.data[k + 1] || []).some((v) => v !== null && v !== undefined)).length;
-      out.charts[id] = { series: u.series.length - 1, with_data: withData, pixels: painted(u.ctx.canvas) };
+      const title = u.root.querySelector('.u-title');
+      out.charts[id] = { series: u.series.length - 1, with_data: withData, pixels: painted(u.ctx.canvas), title: title ? title.textContent : '' };
     }
     if (DATA.kind === 'analysis') {
       findingEls.forEach((e, i) => {
