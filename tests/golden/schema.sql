@@ -1,4 +1,13 @@
--- user_version 5
+-- user_version 6
+-- index source_api_call
+CREATE INDEX source_api_call ON _source(api_call_id);
+
+-- index source_op
+CREATE INDEX source_op ON _source(op_id);
+
+-- index source_range
+CREATE INDEX source_range ON _source(range_id);
+
 -- table _api_call
 CREATE TABLE _api_call (
   id             INTEGER PRIMARY KEY,
@@ -128,6 +137,20 @@ CREATE TABLE _range (
   module_id       INTEGER,           -- nn.Module hierarchy when recorded (string.id)
   parent_id       INTEGER,           -- derived: enclosing range on the same thread
   depth           INTEGER            -- derived: 0 for top level
+);
+
+-- table _source
+CREATE TABLE _source (
+  trace_id       INTEGER NOT NULL,
+  op_id          INTEGER,           -- op.id, or NULL for a row about an API call
+  api_call_id    INTEGER,           -- api_call.id of a call outside any op, else NULL
+  range_id       INTEGER,           -- range.id of a DataLoader fetch annotation, else NULL
+  origin         TEXT NOT NULL,     -- 'python_function' (with_stack events) or 'call_stack' (op argument)
+  file_id        INTEGER,           -- innermost user frame: file as recorded, e.g. 'train.py' (string.id); NULL when every frame was skipped
+  line           INTEGER,           -- its line number as recorded
+  function_id    INTEGER,           -- its function name, e.g. 'log_metrics' (string.id)
+  module_path_id INTEGER,           -- nn.Module path, outermost first, '/'-separated, e.g. 'Net_0/Encoder_0/Linear_2' (string.id); NULL when none recorded
+  stack_id       INTEGER            -- all recorded Python frames, innermost first, ';'-separated 'file(LINE): function' (string.id)
 );
 
 -- table breakdown
@@ -423,4 +446,15 @@ CREATE VIEW range AS
   LEFT JOIN string t ON t.id = r.input_types_id
   LEFT JOIN string c ON c.id = r.call_stack_id
   LEFT JOIN string m ON m.id = r.module_id;
+
+-- view source
+CREATE VIEW source AS
+  SELECT s.trace_id, s.op_id, s.api_call_id, s.range_id, s.origin, f.value AS file, s.line, fn.value AS function,
+         CASE WHEN f.value IS NULL THEN NULL ELSE f.value || ':' || s.line || ' in ' || fn.value END AS site,
+         m.value AS module_path, st.value AS stack
+  FROM _source s
+  LEFT JOIN string f ON f.id = s.file_id
+  LEFT JOIN string fn ON fn.id = s.function_id
+  LEFT JOIN string m ON m.id = s.module_path_id
+  LEFT JOIN string st ON st.id = s.stack_id;
 

@@ -194,13 +194,13 @@ TEST(ReportCli, StoreFromSchemaVersion1IsUpgradedInMemory) {
   ASSERT_EQ(run_proflint("ingest " + fixture() + " --db " + shell_quote(db_path.string())).exit_code, 0);
   {
     SQLite::Database db(db_path.string(), SQLite::OPEN_READWRITE);
-    // Undo schema 5 (jobs), schema 4 (kernel.tc_eligible_op_id; its migration recreates the kernel
+    // Undo schema 0008 (source attribution), schema 5 (jobs), schema 4 (kernel.tc_eligible_op_id; its migration recreates the kernel
     // view, so the placeholder view only has to exist), schema 3 (steady state, workload) and schema 2.
     db.exec("DROP VIEW kernel; ALTER TABLE _kernel DROP COLUMN tc_eligible_op_id; CREATE VIEW kernel AS SELECT id "
             "FROM _kernel; ALTER TABLE trace DROP COLUMN iter_start; ALTER TABLE trace DROP COLUMN iter_stop; "
             "DROP TABLE steady_state; ALTER TABLE trace DROP COLUMN workload; DROP VIEW collective_rank_summary; "
             "DROP TABLE collective_participation; DROP TABLE collective_instance; DROP TABLE job_rank; DROP TABLE job; "
-            "DROP TABLE collective_arg; PRAGMA user_version=1");
+            "DROP TABLE collective_arg; DROP VIEW source; DROP TABLE _source; PRAGMA user_version=1");
   }
   auto a = dir / "a", b = dir / "b";
   auto rb = run_proflint("report " + shell_quote(db_path.string()) + " --reports summary,detail --output-path " +
