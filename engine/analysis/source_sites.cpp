@@ -52,6 +52,7 @@ SourceSites::Found SourceSites::of_op(int64_t op_id) {
       f.ok = true;
       f.key = key_of(q);
       f.what = q.getColumn(4).getString();
+      f.unit = "op:" + std::to_string(op_id);
       if (!q.getColumn(5).isNull()) parent = q.getColumn(5).getInt64();
     }
   }
@@ -59,7 +60,10 @@ SourceSites::Found SourceSites::of_op(int64_t op_id) {
   // aten::_local_scalar_dense inside it).
   if (f.ok && parent) {
     Found up = of_op(*parent);
-    if (up.ok && up.key == f.key) f.what = up.what;
+    if (up.ok && up.key == f.key) {
+      f.what = up.what;
+      f.unit = up.unit;
+    }
   }
   op_cache_.emplace(op_id, f);
   return f;
@@ -87,13 +91,14 @@ SourceSites::Found SourceSites::of_api_call(int64_t api_call_id) {
   f.ok = true;
   f.key = key_of(s);
   f.what = s.getColumn(4).getString();
+  f.unit = "api:" + std::to_string(api_call_id);
   return f;
 }
 
 void SourceSites::add(const Found& f, int64_t time_ns) {
   if (!f.ok) return;
   Site& s = sites_[f.key];
-  ++s.count;
+  s.units.insert(f.unit);
   s.time_ns += time_ns;
   ++s.what[f.what];
 }
@@ -138,6 +143,7 @@ void SourceSites::add_range(int64_t range_id, int64_t time_ns) {
   f.ok = true;
   f.key = key_of(q);
   f.what = q.getColumn(4).getString();
+  f.unit = "range:" + std::to_string(range_id);
   add(f, time_ns);
 }
 
@@ -146,7 +152,7 @@ std::vector<SourceLocation> SourceSites::top(size_t k) const {
   for (const auto& [key, site] : sites_) {
     SourceLocation l;
     std::tie(l.file, l.line, l.function, l.module_path) = key;
-    l.count = site.count;
+    l.count = static_cast<int64_t>(site.units.size());
     l.time_ns = site.time_ns;
     l.time_label = label_;
     l.iterations = iterations_;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -39,14 +40,18 @@ class SourceSites {
 
  private:
   struct Site {
-    int64_t count = 0, time_ns = 0;
-    std::map<std::string, int64_t> what;  // op/call name -> count
+    int64_t time_ns = 0;
+    std::set<std::string> units;          // the calls counted (see Found::unit)
+    std::map<std::string, int64_t> what;  // op/call name -> rows added
   };
   using Key = std::tuple<std::string, int64_t, std::string, std::string>;  // file, line, function, module path
   struct Found {
     bool ok = false;
     Key key;
     std::string what;
+    // One call of the user's code: the outermost op at the place ("op:ID"), or the API call or range
+    // itself ("api:ID", "range:ID"). Two kernels of one aten::conv2d count as one call.
+    std::string unit;
   };
   void add(const Found& f, int64_t time_ns);
   Found of_op(int64_t op_id);
