@@ -91,17 +91,24 @@ class DataloaderStall final : public Detector {
         min_stall_ns_(o.integer("min_stall_ns")),
         min_prestep_share_(o.number("min_prestep_share")),
         min_prestep_iterations_(o.integer("min_prestep_iterations")),
-        recoverable_fraction_(o.number("recoverable_fraction")) {}
+        recoverable_fraction_(o.number("recoverable_fraction")),
+        input_bound_share_(o.number("input_bound_share")) {}
 
   std::string_view id() const override { return "dataloader-stall"; }
   std::string_view title() const override { return "GPU waits on the input pipeline"; }
-  std::vector<std::string> needs() const override { return {"gpu_activity"}; }
+  // GPU activity is not needed: a trace without GPU work (a CPU-only run of the job, a capture
+  // whose GPU was never reached) is judged on the host side alone (report_cpu_only).
+  std::vector<std::string> needs() const override { return {}; }
 
   void run(const Facts& facts, int64_t trace_id, FindingSink& sink) const override {
     const TraceSummary* summary = facts.summary(trace_id);
     if (!summary || summary->wall_ns <= 0) return;
     auto iters = load_iterations(facts, trace_id);
     auto annotations = load_annotations(facts, trace_id);
+    if (!summary->has_gpu_work) {
+      if (!annotations.empty() && !iters.empty()) report_cpu_only(facts, trace_id, *summary, iters, annotations, sink);
+      return;
+    }
     if (!annotations.empty()) {
       report_annotated(facts, trace_id, *summary, iters, annotations, sink);
     } else if (static_cast<int64_t>(iters.size()) >= min_prestep_iterations_ && has_framework_ops(facts, trace_id)) {
@@ -302,6 +309,105 @@ class DataloaderStall final : public Detector {
     emit(facts, trace_id, summary, iters, best_steps, best_device, best_total, window_total, nullptr, best_pieces, sink);
   }
 
+  // No GPU work recorded: the steps are host time only, and the share of each step spent inside
+  // DataLoader fetches says whether the loop is input-bound. Nothing runs on a GPU meanwhile, so
+  // no GPU-idle time is claimed: the estimate is host time.
+  void report_cpu_only(const Facts& facts, int64_t trace_id, const TraceSummary& summary, const std::vector<Iter>& iters,
+                       const std::vector<Annotation>& annotations, FindingSink& sink) const {
+    auto fetches = dataloader_union(facts, trace_id);
+    std::vector<StepStall> steps;
+    int64_t fetch_total = 0, window_total = 0;
+    for (const auto& it : iters) {
+      Interval w{it.start, it.end};
+      int64_t f = length_within(fetches, w);
+      steps.push_back({it.ordinal, f, w.length()});
+      fetch_total += f;
+      window_total += w.length();
+    }
+    std::vector<double> shares;
+    std::vector<int64_t> per_step;
+    int64_t first = -1, last = -1, affected = 0;
+    for (const auto& st : steps) {
+      shares.push_back(st.share());
+      per_step.push_back(st.stall_ns);
+      if (st.share() >= input_bound_share_) {
+        if (first < 0) first = st.ordinal;
+        last = st.ordinal;
+        ++affected;
+      }
+    }
+    const double median_share = median(shares);
+    if (window_total <= 0 || median_share < input_bound_share_ || fetch_total < min_stall_ns_) {
+      sink.below_threshold(checked_below(*this, trace_id, std::nullopt,
+                                         "median share of a step spent in DataLoader fetches (no GPU work recorded)",
+                                         median_share, input_bound_share_, "share"));
+      return;
+    }
+    bool single = false, multi = false;
+    std::map<std::string, std::pair<int64_t, int64_t>> by_name;
+    int64_t example = -1;
+    for (const auto& a : annotations) {
+      auto& e = by_name[base_annotation(a.name)];
+      ++e.first;
+      e.second += a.dur;
+      if (example < 0) example = a.id;
+      single = single || a.name.find("_SingleProcessDataLoaderIter") != std::string::npos;
+      multi = multi || a.name.find("_MultiProcessingDataLoaderIter") != std::string::npos;
+    }
+    const bool inference = summary.workload.value_or("") == "inference";
+    Finding f = make_finding("Input-bound: data loading takes most of each step",
+                             FindingScope::of_trace(trace_id).over_iterations_seen(first, last));
+    f.problem = fmt::format(
+        "The job is input-bound: DataLoader fetches take a median {} of each step ({} per step; {} of the {} in "
+        "{} steps), in {} of {} steps ({}). No GPU work was recorded, so the compute the loop exists for gets the "
+        "rest; {}.",
+        format_percent(median_share), format_ns(median_ns(per_step)), format_ns(fetch_total), format_ns(window_total),
+        steps.size(), affected, steps.size(), range_label(iters, first, last),
+        single ? "the loader runs in the main process (num_workers=0)"
+        : multi ? "the loader's worker processes do not keep up"
+                : "the loader's kind is not recorded");
+    const std::string loader_fix =
+        "DataLoader(dataset, batch_size=…, num_workers=N, pin_memory=True, persistent_workers=True, prefetch_factor=2)";
+    f.recommendation = fmt::format(
+        "{} so that loading overlaps compute: {}{}. Then make each sample cheaper (cache decoded samples, read "
+        "sequential shards) and profile again with the GPU: once the fetch is hidden, the GPU's own figures "
+        "matter.{}",
+        inference ? "Prepare inputs in background workers or a reader thread ahead of the model"
+                  : "Build batches in background worker processes",
+        loader_fix,
+        multi && !single ? " with a larger N and prefetch_factor=4 (workers exist but do not keep up)" : "",
+        inference ? " For serving, batch requests so one fetch feeds more compute." : "");
+    int64_t scaled = static_cast<int64_t>(static_cast<double>(fetch_total) * static_cast<double>(summary.wall_ns) /
+                                          static_cast<double>(window_total));
+    f.estimated_savings_ns =
+        static_cast<int64_t>(recoverable_fraction_ * static_cast<double>(std::min(scaled, summary.wall_ns)));
+    f.savings_method = fmt::format(
+        "host time inside DataLoader fetches per step, summed over the steps and scaled to the wall time, x {:.2f} "
+        "(recoverable_fraction): what parallel loading hides when spare CPU cores run the workers",
+        recoverable_fraction_);
+    f.confidence = single ? 0.6 : 0.5;
+    f.evidence["signal"] = "dataloader_share_of_step";
+    f.evidence["verdict"] = "input_bound";
+    f.evidence["gpu_work"] = false;
+    f.evidence["fetch_in_steps_ns"] = fetch_total;
+    f.evidence["covered_ns"] = window_total;
+    f.evidence["median_step_share"] = median_share;
+    f.evidence["median_fetch_per_step_ns"] = median_ns(per_step);
+    f.evidence["steps_affected"] = affected;
+    f.evidence["steps"] = static_cast<int64_t>(steps.size());
+    nlohmann::ordered_json per_share = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < steps.size() && i < 64; ++i)
+      per_share.push_back(static_cast<double>(static_cast<int64_t>(steps[i].share() * 1000 + 0.5)) / 1000);
+    f.evidence["per_step_share"] = per_share;
+    f.evidence["loader"] = single ? "single-process (num_workers=0)" : multi ? "multi-process workers" : "unknown";
+    nlohmann::ordered_json names = nlohmann::ordered_json::array();
+    for (const auto& [name, v] : by_name)
+      names.push_back({{"name", name}, {"count", v.first}, {"host_time_ns", v.second}});
+    f.evidence["annotations"] = names;
+    f.evidence["example_range_id"] = example;
+    sink.report(std::move(f));
+  }
+
   // idle_pieces: where the GPU waited for input (the fetch annotations, or the pre-step stretches),
   // busy time not yet removed; claimed gap by gap (engine/analysis/idle_claims.hpp).
   void emit(const Facts& facts, int64_t trace_id, const TraceSummary& summary, const std::vector<Iter>& iters,
@@ -360,6 +466,12 @@ class DataloaderStall final : public Detector {
     }
 
     Finding f = make_finding(FindingScope::of_trace(trace_id).on_device(device).over_iterations_seen(first, last));
+    // Most of the step waiting for data: the job is input-bound, and faster GPU code would not help.
+    // Only with fetch annotations: the pre-step signal does not show that the host was loading data.
+    const bool input_bound = annotated && std::max(total_share, median_share) >= input_bound_share_;
+    const std::string verdict =
+        input_bound ? "The job is input-bound: faster GPU code would not shorten its steps until loading keeps up. "
+                    : std::string();
     std::string where;
     if (have_steps && first >= 0) {
       where = fmt::format("in {} of {} steps ({})", affected, steps.size(), range_label(iters, first, last));
@@ -379,7 +491,7 @@ class DataloaderStall final : public Detector {
       for (size_t i = 0; i < sorted.size() && i < 2; ++i)
         names += fmt::format("{}`{}` ({}×, {} on the host)", i ? "; " : "", sorted[i].first, sorted[i].second.first,
                              format_ns(sorted[i].second.second));
-      f.problem = fmt::format(
+      f.problem = verdict + fmt::format(
           "GPU {} sat idle waiting for DataLoader fetches {}: {}{} in all ({} of the {} covered). Fetches: {}; the "
           "part "
           "that overlapped GPU work is not counted.",
@@ -387,7 +499,7 @@ class DataloaderStall final : public Detector {
           format_percent(static_cast<double>(shown_stall) / static_cast<double>(std::max<int64_t>(1, shown_window))),
           format_ns(shown_window), names);
     } else {
-      f.problem = fmt::format(
+      f.problem = verdict + fmt::format(
           "GPU {} sat idle at the start of each step before its first GPU work {}: {}{} in all ({} of the {} covered). "
           "No DataLoader annotation was recorded; a gap before the first copy/kernel of every step is the signature of "
           "the host preparing the next batch.",
@@ -484,6 +596,7 @@ class DataloaderStall final : public Detector {
       for (const auto& a : *annotations) sites.add_range(a.id, a.dur);
       attach_locations(f, sites.top(3));
     }
+    f.evidence["verdict"] = input_bound ? "input_bound" : "input_stall";
     sink.report(std::move(f));
   }
 
@@ -492,6 +605,7 @@ class DataloaderStall final : public Detector {
   double min_prestep_share_;
   int64_t min_prestep_iterations_;
   double recoverable_fraction_;
+  double input_bound_share_;
 };
 
 }  // namespace
@@ -505,7 +619,10 @@ DetectorInfo dataloader_stall_info() {
            {"min_prestep_share", 0.10,
             "without DataLoader annotations: median share of a step the GPU idles before the step's first GPU work"},
            {"min_prestep_iterations", 3, "without DataLoader annotations: fewest iterations needed to judge"},
-           {"recoverable_fraction", 0.9, "share of the stall a parallel, prefetching loader is assumed to hide"}},
+           {"recoverable_fraction", 0.9, "share of the stall a parallel, prefetching loader is assumed to hide"},
+           {"input_bound_share", 0.5,
+            "the verdict 'input-bound' when waiting for data is at least this share of step time (total or median "
+            "step); without GPU work, the median share of a step spent in DataLoader fetches that is reported"}},
           [](const OptionValues& o) { return std::make_unique<DataloaderStall>(o); }};
 }
 

@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
+#include <string>
 #include <string_view>
 
 #include "engine/analysis/detector.hpp"
@@ -39,17 +42,20 @@ class LaunchBound final : public Detector {
       if (dev.kernel_count < min_kernels_ || dev.window_ns <= 0) continue;
       // All GPU work of the device in start order, with the start and duration of its launching call.
       struct Work {
-        int64_t id, start, end, api_start, api_dur, iteration;
-        bool kernel;
+        int64_t id, start, end, api_start, api_dur, iteration, op;
+        bool kernel, replayed;
       };
       std::vector<Work> work;
       // One query per table, sorted here: SQLite sorting the UNION ALL of all three took most of the time.
+      // Kernels a CUDA graph replays (graph_kernel) keep the GPU busy but are no launches of their
+      // own: the graph launch issues them all at once, which is the cure, not the problem.
       for (const char* table : {"_kernel", "_memcpy", "_memset"}) {
         bool kernel = std::string_view(table) == "_kernel";
-        SQLite::Statement q(db, fmt::format("SELECT w.id, w.start_ns, w.dur_ns, a.start_ns, a.dur_ns, w.iteration "
-                                            "FROM {} w LEFT JOIN _api_call a ON a.id = w.api_call_id "
+        SQLite::Statement q(db, fmt::format("SELECT w.id, w.start_ns, w.dur_ns, a.start_ns, a.dur_ns, w.iteration, w.op_id, {} "
+                                            "FROM {} w LEFT JOIN _api_call a ON a.id = w.api_call_id {}"
                                             "WHERE w.trace_id = ?1 AND w.device_id IS ?2",
-                                            table));
+                                            kernel ? "g.kernel_id IS NOT NULL" : "0", table,
+                                            kernel ? "LEFT JOIN graph_kernel g ON g.kernel_id = w.id " : ""));
         q.bind(1, trace_id);
         q.bind(2, dev.device_id);
         while (q.executeStep()) {
@@ -57,7 +63,8 @@ class LaunchBound final : public Detector {
           work.push_back({q.getColumn(0).getInt64(), start, start + q.getColumn(2).getInt64(),
                           q.getColumn(3).isNull() ? -1 : q.getColumn(3).getInt64(),
                           q.getColumn(4).isNull() ? -1 : q.getColumn(4).getInt64(),
-                          q.getColumn(5).isNull() ? -1 : q.getColumn(5).getInt64(), kernel});
+                          q.getColumn(5).isNull() ? -1 : q.getColumn(5).getInt64(),
+                          q.getColumn(6).isNull() ? -1 : q.getColumn(6).getInt64(), kernel, q.getColumn(7).getInt64() != 0});
         }
       }
       // ORDER BY start_ns, is_kernel, id: copies and memsets before kernels starting at the same
@@ -75,7 +82,14 @@ class LaunchBound final : public Detector {
       std::vector<int64_t> launch_starts, ends;
       std::vector<Interval> late_pieces;  // the late-launch gaps, for the claims
       std::vector<std::pair<int64_t, int64_t>> late_kernels;  // kernel id, the gap before it
+      std::map<int64_t, std::pair<int64_t, int64_t>> late_idle_by_op;  // op of the kernel after a late gap -> idle ns, gaps
+      int64_t replayed = 0;
       for (const auto& w : work) {
+        if (w.replayed) {
+          ++replayed;
+          prev_end = std::max(prev_end, w.end);
+          continue;
+        }
         if (w.api_start >= 0) {
           launch_starts.push_back(w.api_start);
           ends.push_back(w.end);
@@ -92,6 +106,10 @@ class LaunchBound final : public Detector {
             late_idle_ns += gap;
             late_pieces.push_back({prev_end, w.start});
             late_kernels.emplace_back(w.id, gap);
+            if (w.op >= 0) {
+              late_idle_by_op[w.op].first += gap;
+              ++late_idle_by_op[w.op].second;
+            }
             if (gap > example_gap) {
               example_gap = gap;
               example = w.id;
@@ -104,7 +122,14 @@ class LaunchBound final : public Detector {
         }
         prev_end = std::max(prev_end, w.end);
       }
-      if (launched < min_kernels_) continue;
+      if (launched < min_kernels_) {
+        // Say why a GPU busy with graph replays was not judged: its kernels were no launches.
+        if (replayed > 0)
+          sink.below_threshold(checked_below(*this, trace_id, dev.device_id,
+                                             "kernels launched one by one (kernels replayed by CUDA graphs not counted)",
+                                             static_cast<double>(launched), static_cast<double>(min_kernels_), "kernels"));
+        continue;
+      }
       double short_share = static_cast<double>(short_kernels) / static_cast<double>(launched);
       // Judged on the steady state: start-up inside the capture only dilutes the share.
       const int64_t window_ns = dev.startup_ns > 0 ? dev.steady_window_ns : dev.window_ns;
@@ -143,6 +168,8 @@ class LaunchBound final : public Detector {
                                             : std::max<int64_t>(0, dev.window_ns - dev.gpu_busy_ns);
       auto savings = static_cast<int64_t>(recoverable_ * static_cast<double>(std::min(late_idle_ns, gpu_idle)));
 
+      const GraphCandidate region = graph_candidate(db, trace_id, late_idle_by_op);
+
       Finding f = make_finding(
           FindingScope::of_trace(trace_id).on_device(dev.device_id).over_iterations_seen(first_iter, last_iter));
       f.problem = fmt::format(
@@ -159,6 +186,14 @@ class LaunchBound final : public Detector {
           steady ? fmt::format(" (steady state after {} of start-up: {})", format_ns(dev.startup_ns),
                                dev.startup_evidence)
                  : std::string());
+      if (region.idle_ns > 0)
+        f.problem += fmt::format(
+            " {} of the launch-gap idle time ({} in {} gap(s)) falls in eagerly launched `{}`: the region to capture in a "
+            "CUDA graph first.",
+            format_percent(static_cast<double>(region.idle_ns) / static_cast<double>(std::max<int64_t>(1, late_idle_ns))),
+            format_ns(region.idle_ns), region.gaps, region.name);
+      if (replayed > 0)
+        f.problem += fmt::format(" {} kernel(s) replayed by CUDA graphs on this GPU are not counted as launches.", replayed);
       if (summary->workload.value_or("") == "non_framework")
         // No framework op in the trace: CUDA code, so CUDA advice (PyTorch calls would not apply).
         f.recommendation =
@@ -203,11 +238,79 @@ class LaunchBound final : public Detector {
         for (const auto& [id, gap] : late_kernels) sites.add_kernel(id, gap);
         attach_locations(f, sites.top(5));
       }
+      if (replayed > 0) f.evidence["graph_replayed_kernels"] = replayed;
+      if (region.idle_ns > 0) {
+        f.evidence["graph_candidate_region"] = region.name;
+        f.evidence["graph_candidate_region_gap_idle_ns"] = region.idle_ns;
+        f.evidence["graph_candidate_region_gaps"] = region.gaps;
+      }
       sink.report(std::move(f));
     }
   }
 
  private:
+  struct GraphCandidate {
+    std::string name;
+    int64_t idle_ns = 0, gaps = 0;
+  };
+
+  // The eager region whose launches left the GPU idle longest: for each op that launched a kernel
+  // after a late gap, its outermost enclosing user annotation (record_function / NVTX range; the
+  // iteration markers themselves aside), else its top-level op; gaps added up per region name, the
+  // largest wins (ties by name). Work launched outside every op (unassociated:...) names no region.
+  static GraphCandidate graph_candidate(SQLite::Database& db, int64_t trace_id,
+                                        const std::map<int64_t, std::pair<int64_t, int64_t>>& idle_by_op) {
+    GraphCandidate best;
+    if (idle_by_op.empty()) return best;
+    std::set<std::pair<std::string, int64_t>> markers;  // iteration markers: (name, start)
+    {
+      SQLite::Statement q(db, "SELECT name, start_ns FROM iteration WHERE trace_id = ?1 AND name IS NOT NULL");
+      q.bind(1, trace_id);
+      while (q.executeStep()) markers.emplace(q.getColumn(0).getString(), q.getColumn(1).getInt64());
+    }
+    SQLite::Statement op_up(db, "SELECT o.parent_id, s.value, o.range_id FROM _op o JOIN string s ON s.id = o.name_id WHERE o.id = ?1");
+    SQLite::Statement range_up(db, "SELECT r.parent_id, s.value, r.kind, r.start_ns FROM _range r JOIN string s ON s.id = r.name_id "
+                                   "WHERE r.id = ?1");
+    std::map<std::string, std::pair<int64_t, int64_t>> by_region;  // name -> idle ns, gaps
+    std::map<int64_t, std::string> region_of;                       // op -> region name ('' none)
+    for (const auto& [op, idle] : idle_by_op) {
+      auto known = region_of.find(op);
+      if (known == region_of.end()) {
+        std::string root, annotation;
+        int64_t range = -1;
+        for (int64_t at = op, hops = 0; at >= 0 && hops < 256; ++hops) {
+          op_up.bind(1, at);
+          if (!op_up.executeStep()) break;
+          at = op_up.getColumn(0).isNull() ? -1 : op_up.getColumn(0).getInt64();
+          root = op_up.getColumn(1).getString();
+          if (range < 0 && !op_up.getColumn(2).isNull()) range = op_up.getColumn(2).getInt64();
+          op_up.reset();
+        }
+        op_up.reset();
+        for (int64_t at = range, hops = 0; at >= 0 && hops < 256; ++hops) {
+          range_up.bind(1, at);
+          if (!range_up.executeStep()) break;
+          at = range_up.getColumn(0).isNull() ? -1 : range_up.getColumn(0).getInt64();
+          std::string name = range_up.getColumn(1).getString(), kind = range_up.getColumn(2).getString();
+          if ((kind == "user_annotation" || kind == "nvtx") && !markers.contains({name, range_up.getColumn(3).getInt64()}))
+            annotation = name;
+          range_up.reset();
+        }
+        range_up.reset();
+        std::string name = annotation.empty() ? root : annotation;
+        if (name.starts_with("unassociated:")) name.clear();
+        known = region_of.emplace(op, name).first;
+      }
+      if (known->second.empty()) continue;
+      auto& slot = by_region[known->second];
+      slot.first += idle.first;
+      slot.second += idle.second;
+    }
+    for (const auto& [name, v] : by_region)
+      if (v.first > best.idle_ns) best = {name, v.first, v.second};
+    return best;
+  }
+
   int64_t runtime_cutoff_ns_, max_gap_ns_, min_kernels_;
   double min_short_share_, min_idle_share_, max_queue_depth_, recoverable_;
 };

@@ -12,6 +12,7 @@ DetectorInfo amp_not_used_info();
 DetectorInfo bad_iteration_range_info();
 DetectorInfo batch_size_info();
 DetectorInfo communication_bound_info();
+DetectorInfo cpu_hotspot_idle_info();
 DetectorInfo cudnn_benchmark_off_info();
 DetectorInfo dataloader_stall_info();
 DetectorInfo dp_instead_of_ddp_info();
@@ -21,6 +22,7 @@ DetectorInfo gpu_imbalance_info();
 DetectorInfo gpu_underutilized_info();
 DetectorInfo host_sync_info();
 DetectorInfo import_issues_info();
+DetectorInfo io_bound_input_info();
 DetectorInfo launch_bound_info();
 DetectorInfo memcpy_bound_info();
 DetectorInfo no_fusion_info();
@@ -43,6 +45,7 @@ const std::vector<DetectorInfo>& detector_registry() {
       bad_iteration_range_info(),
       batch_size_info(),
       communication_bound_info(),
+      cpu_hotspot_idle_info(),
       cudnn_benchmark_off_info(),
       dataloader_stall_info(),
       dp_instead_of_ddp_info(),
@@ -52,6 +55,7 @@ const std::vector<DetectorInfo>& detector_registry() {
       gpu_underutilized_info(),
       host_sync_info(),
       import_issues_info(),
+      io_bound_input_info(),
       launch_bound_info(),
       memcpy_bound_info(),
       no_fusion_info(),

@@ -354,7 +354,52 @@ def source_scenario_main(argv):
     return 0
 
 
+def host_activity_main(argv):
+    """gen_profile.py host-activity --kind io|cpu|quiet [--steps N] [--seed S] -o OUT.sqlite
+
+    An nsys export of the small MLP PyTorch job (emit_nvtx ranges, --plant dataloader_gap for io and cpu: the GPU idles at
+    every step start; none for quiet) with OS runtime calls and CPU samples placed by
+    genprof/host.py (read its docstring for what each kind plants)."""
+    from genprof import host
+    p = argparse.ArgumentParser(prog="gen_profile.py host-activity", description=host_activity_main.__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--kind", required=True, choices=["io", "cpu", "quiet"])
+    p.add_argument("--steps", type=int, default=6)
+    p.add_argument("--seed", default="host")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("-q", "--quiet", action="store_true")
+    a = p.parse_args(argv)
+    if os.path.exists(a.output):
+        os.remove(a.output)
+    base = ["--format", "nsys", "--model", "mlp", "--steps", str(a.steps), "--nvtx", "both", "--seed", a.seed,
+            "--quiet", "-o", a.output]
+    if a.kind != "quiet":
+        base[0:0] = ["--plant", "dataloader_gap"]
+    main(base)
+    n = host.add(a.output, a.kind)
+    if not a.quiet:
+        sys.stderr.write("gen_profile: host activity %s -> %s: %d rows added\n" % (a.kind, a.output, n))
+    return 0
+
+
+def graphs_main(argv):
+    """`gen_profile.py graphs NAME -o FILE`: CUDA graph and torch.compile scenarios (genprof/graph_scenarios.py)."""
+    from genprof import graph_scenarios
+    p = argparse.ArgumentParser(prog="gen_profile.py graphs", description=graph_scenarios.__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=graph_scenarios.__doc__)
+    p.add_argument("name", choices=sorted(graph_scenarios.SCENARIOS))
+    p.add_argument("-o", "--output", required=True, help="output file (.json or .json.gz)")
+    a = p.parse_args(argv)
+    n = graph_scenarios.write(a.name, a.output)
+    sys.stderr.write("gen_profile: graphs %s -> %s: %d events\n" % (a.name, a.output, n))
+    return 0
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["source-scenario"]:
         sys.exit(source_scenario_main(sys.argv[2:]))
+    if sys.argv[1:2] == ["host-activity"]:
+        sys.exit(host_activity_main(sys.argv[2:]))
+    if len(sys.argv) > 1 and sys.argv[1] == "graphs":
+        sys.exit(graphs_main(sys.argv[2:]))
     sys.exit(main())

@@ -14,8 +14,9 @@ namespace proflint {
 
 const std::vector<std::string_view>& known_needs() {
   static const std::vector<std::string_view> all = {
-      "api_calls", "collectives", "device_info", "gpu_activity", "iterations", "job",  "kernels", "memcpy",
-      "memory",    "multi_device", "nvtx",       "op_dtypes",    "op_shapes",  "ops",  "sync_events"};
+      "api_calls", "collectives", "cpu_samples", "device_info", "gpu_activity", "iterations", "job",
+      "kernels",   "memcpy",      "memory",      "multi_device", "nvtx",         "op_dtypes",  "op_shapes",
+      "ops",       "os_calls",    "sync_events"};
   return all;
 }
 
@@ -66,6 +67,8 @@ bool Facts::has(std::string_view need, int64_t trace_id) const {
   if (need == "device_info")
     return exists(db, "SELECT 1 FROM device WHERE trace_id = ? AND compute_major IS NOT NULL LIMIT 1", trace_id);
   if (need == "nvtx") return exists(db, "SELECT 1 FROM _range WHERE trace_id = ? AND kind = 'nvtx' LIMIT 1", trace_id);
+  if (need == "os_calls") return exists(db, "SELECT 1 FROM _os_call WHERE trace_id = ? LIMIT 1", trace_id);
+  if (need == "cpu_samples") return exists(db, "SELECT 1 FROM _cpu_sample WHERE trace_id = ? LIMIT 1", trace_id);
   if (need == "sync_events") return exists(db, "SELECT 1 FROM sync_event WHERE trace_id = ? LIMIT 1", trace_id);
   if (need == "multi_device") return summaries_.size() > 1 || (s && s->devices.size() > 1);
   // "job": run once per job (the runner passes the job's first rank's trace), always available.

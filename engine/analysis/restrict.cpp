@@ -77,6 +77,10 @@ void restrict_to_aggregation_range(Store& store) {
                             "DELETE FROM flow WHERE trace_id = ? AND (src_ts_ns < ? OR src_ts_ns >= ?)",
                             "DELETE FROM memory_sample WHERE trace_id = ? AND (ts_ns < ? OR ts_ns >= ?)",
                             "DELETE FROM _counter WHERE trace_id = ? AND (ts_ns < ? OR ts_ns >= ?)",
+                            "DELETE FROM _os_call WHERE trace_id = ? AND (start_ns + dur_ns <= ? OR start_ns >= ?)",
+                            "DELETE FROM _cpu_frame WHERE sample_id IN (SELECT id FROM _cpu_sample WHERE trace_id = ?1 AND "
+                            "(ts_ns < ?2 OR ts_ns >= ?3))",
+                            "DELETE FROM _cpu_sample WHERE trace_id = ? AND (ts_ns < ? OR ts_ns >= ?)",
                             "UPDATE trace SET start_ns = ?2, end_ns = ?3 WHERE trace_id = ?1"}) {
       SQLite::Statement q(db, sql);
       q.bind(1, r.trace_id);

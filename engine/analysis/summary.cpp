@@ -202,6 +202,62 @@ std::string op_node_key(const std::string& node_name, const std::string& pass, c
   return node_name + '\x1f' + (pass.empty() ? std::string("other") : pass) + '\x1f' + op_type;
 }
 
+namespace {
+
+// CUDA graphs and torch.compile regions (schema/0009_graphs_compiled.sql).
+void summarize_graphs_compiled(SQLite::Database& db, TraceSummary& s) {
+  SQLite::Statement graphs(db,
+                           "SELECT graph_id, id_source, device_id, replays, kernels_per_replay, gpu_time_ns, gpu_time_per_replay_ns, "
+                           "span_per_replay_ns, capture_start_ns IS NOT NULL, COALESCE(captured_ops, 0), COALESCE(top_captured_op, '') "
+                           "FROM cuda_graph WHERE trace_id = ? ORDER BY gpu_time_ns DESC, graph_id");
+  graphs.bind(1, s.trace_id);
+  while (graphs.executeStep()) {
+    GraphSummary g;
+    g.graph_id = graphs.getColumn(0).getInt64();
+    g.id_source = graphs.getColumn(1).getString();
+    if (!graphs.getColumn(2).isNull()) g.device_id = graphs.getColumn(2).getInt64();
+    g.replays = graphs.getColumn(3).getInt64();
+    g.kernels_per_replay = graphs.getColumn(4).getInt64();
+    g.gpu_time_ns = graphs.getColumn(5).getInt64();
+    g.gpu_time_per_replay_ns = graphs.getColumn(6).getInt64();
+    g.span_per_replay_ns = graphs.getColumn(7).getInt64();
+    g.capture_in_trace = graphs.getColumn(8).getInt64() != 0;
+    g.captured_ops = graphs.getColumn(9).getInt64();
+    g.top_captured_op = graphs.getColumn(10).getString();
+    s.graphs.push_back(std::move(g));
+  }
+  CompiledSummary& c = s.compiled;
+  SQLite::Statement regions(db,
+                            "SELECT name, pass, COUNT(*), SUM(triton_kernels), SUM(triton_time_ns), SUM(other_kernels), "
+                            "SUM(other_time_ns), SUM(fallback_ops), SUM(graph_break_before) FROM compiled_region WHERE trace_id = ? "
+                            "GROUP BY name, pass ORDER BY SUM(triton_time_ns + other_time_ns) DESC, name");
+  regions.bind(1, s.trace_id);
+  while (regions.executeStep()) {
+    CompiledRegionSummary r{regions.getColumn(0).getString(), regions.getColumn(1).getString(), regions.getColumn(2).getInt64(),
+                            regions.getColumn(3).getInt64(), regions.getColumn(4).getInt64(), regions.getColumn(5).getInt64(),
+                            regions.getColumn(6).getInt64(), regions.getColumn(7).getInt64()};
+    c.regions += r.instances;
+    c.other_kernels += r.other_kernels;
+    c.other_time_ns += r.other_time_ns;
+    c.fallback_ops += r.fallback_ops;
+    c.graph_breaks += regions.getColumn(8).getInt64();
+    c.by_name.push_back(std::move(r));
+  }
+  SQLite::Statement steps(db, "SELECT COUNT(DISTINCT iteration) FROM compiled_region WHERE trace_id = ? AND iteration IS NOT NULL");
+  steps.bind(1, s.trace_id);
+  if (steps.executeStep()) c.iterations_with_regions = steps.getColumn(0).getInt64();
+  SQLite::Statement kinds(db, "SELECT triton_kind, COUNT(*), SUM(k.dur_ns) FROM kernel_compiled c JOIN _kernel k ON k.id = c.kernel_id "
+                              "WHERE c.trace_id = ? AND triton_kind IS NOT NULL GROUP BY triton_kind ORDER BY triton_kind");
+  kinds.bind(1, s.trace_id);
+  while (kinds.executeStep()) {
+    c.triton_kernels += kinds.getColumn(1).getInt64();
+    c.triton_time_ns += kinds.getColumn(2).getInt64();
+    c.triton_time_by_kind_ns[kinds.getColumn(0).getString()] = kinds.getColumn(2).getInt64();
+  }
+}
+
+}  // namespace
+
 std::vector<TraceSummary> summarize(Store& store) {
   auto& db = store.db();
   std::vector<TraceSummary> out;
@@ -283,6 +339,7 @@ std::vector<TraceSummary> summarize(Store& store) {
                           issues.getColumn(3).getString(), issues.getColumn(1).getInt64()});
     }
     s.modules = summarize_modules(db, s.trace_id);
+    summarize_graphs_compiled(db, s);
   }
   return out;
 }

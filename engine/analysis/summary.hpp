@@ -69,6 +69,32 @@ struct ModuleSummary {
   double tensor_core_share = 0;     // tensor_core_time_ns / gpu_time_ns
 };
 
+// One CUDA graph replayed in the trace (table cuda_graph).
+struct GraphSummary {
+  int64_t graph_id = 0;
+  std::string id_source;  // 'recorded' or 'kernel_sequence'
+  std::optional<int64_t> device_id;
+  int64_t replays = 0, kernels_per_replay = 0, gpu_time_ns = 0, gpu_time_per_replay_ns = 0, span_per_replay_ns = 0;
+  bool capture_in_trace = false;
+  int64_t captured_ops = 0;     // nodes matched to a captured op
+  std::string top_captured_op;  // empty when none
+};
+
+// torch.compile regions of one name (tables compiled_region, kernel_compiled).
+struct CompiledRegionSummary {
+  std::string name, pass;
+  int64_t instances = 0, triton_kernels = 0, triton_time_ns = 0, other_kernels = 0, other_time_ns = 0, fallback_ops = 0;
+};
+struct CompiledSummary {
+  int64_t regions = 0;          // region instances
+  int64_t graph_breaks = 0;     // forward regions preceded by eager framework ops in the same iteration
+  int64_t iterations_with_regions = 0;
+  int64_t triton_kernels = 0, triton_time_ns = 0;              // all Triton kernels, inside regions or not
+  int64_t other_kernels = 0, other_time_ns = 0, fallback_ops = 0;  // non-Triton kernels inside regions
+  std::map<std::string, int64_t> triton_time_by_kind_ns;       // 'pointwise', 'reduction', ...
+  std::vector<CompiledRegionSummary> by_name;                  // by GPU time, largest first
+};
+
 struct TraceSummary {
   int64_t trace_id = 0;
   std::string path, format;
@@ -99,6 +125,8 @@ struct TraceSummary {
   // The module view (profiles recorded with_modules=True): every module path, sub-modules after
   // their parent, siblings by GPU time. Empty when no module was recorded.
   std::vector<ModuleSummary> modules;
+  std::vector<GraphSummary> graphs;  // by GPU time, largest first; empty when no graph was replayed
+  CompiledSummary compiled;          // regions = 0 and triton_kernels = 0 when torch.compile left no trace
 };
 
 // The module view of one trace (TraceSummary::modules), from the kernels' ops and their source rows.

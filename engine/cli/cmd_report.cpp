@@ -43,7 +43,7 @@ std::vector<std::string> checked_reports(const std::vector<std::string>& given) 
       candidates.push_back("all");
       throw Error(
           "unknown report '" + name + "'" + did_you_mean(name, candidates) +
-          "; choose from summary, detail, iteration, kernel, tensor, op_type, group_node, expert_systems, collectives or all");
+          "; choose from summary, detail, iteration, kernel, tensor, op_type, group_node, expert_systems, collectives, graphs or all");
     }
     if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
   }
@@ -130,9 +130,9 @@ int cmd_report(const CommonOptions& options, const ReportOptions& report) {
 
   // File names first: existing targets and an unusable folder are refused before any work.
   fs::path dir = report.output_path.empty() ? fs::path(".") : fs::path(report.output_path);
-  // 'collectives' is job-wide: written once, not per NVTX domain.
+  // 'collectives' and 'graphs' are trace-wide: written once, not per NVTX domain.
   auto written = [](const std::string& name, const std::string& domain) {
-    return !(name == "collectives" && !domain.empty());
+    return !((name == "collectives" || name == "graphs") && !domain.empty());
   };
   std::vector<fs::path> paths;
   for (const auto& domain : domains)

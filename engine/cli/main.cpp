@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   ReportOptions report_opts;
   auto* report = app.add_subcommand("report", "DLProf-style reports (summary, detail, iteration, ...) as CSV/JSON files");
   report->add_option("PROFILE", common.inputs, "profile files or a saved store")->required();
-  report->add_option("--reports", report_opts.reports, "summary,detail,iteration,kernel,tensor,op_type,group_node,expert_systems,collectives or all")
+  report->add_option("--reports", report_opts.reports, "summary,detail,iteration,kernel,tensor,op_type,group_node,expert_systems,collectives,graphs or all")
       ->delimiter(',')->required();
   report->add_option("--formats", report_opts.formats, "csv, json or both (default csv)")->delimiter(',');
   report->add_option("--output-path", report_opts.output_path, "folder for the report files (created if missing; default .)");

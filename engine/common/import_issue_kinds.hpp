@@ -131,7 +131,21 @@
   X(device_inferred_from_kernel_names, approximated, \
     "the export does not describe the GPU: device properties were inferred or left unknown, so rules that need the compute capability or memory size may be skipped") \
   X(device_shared_by_processes, approximated, \
-    "several processes ran work on one device id and the export does not say which physical GPU each meant: they were counted as one GPU (if each process had its own GPU, per-GPU figures mix them)")
+    "several processes ran work on one device id and the export does not say which physical GPU each meant: they were counted as one GPU (if each process had its own GPU, per-GPU figures mix them)") \
+  X(os_call_time_out_of_range, skipped, \
+    "OS runtime calls beyond +-2^61 ns were skipped (corrupt or edited file)") \
+  X(cpu_sample_time_out_of_range, skipped, \
+    "CPU samples beyond +-2^61 ns were skipped (corrupt or edited file)") \
+  X(os_call_name_truncated, approximated, \
+    "OS runtime call names over 64 KiB were cut to 64 KiB") \
+  X(cpu_frame_name_truncated, approximated, \
+    "function or module names of sampled call stacks over 64 KiB were cut to 64 KiB") \
+  X(host_table_columns_missing, skipped, \
+    "an OS runtime (OSRT_API) or CPU sampling (COMPOSITE_EVENTS, SAMPLING_CALLCHAINS) table lacks a column proflint needs to read it: the table was not read, and io-bound-input / cpu-hotspot-idle have less to go on") \
+  X(os_call_without_thread, skipped, \
+    "OS runtime calls or CPU samples without a thread (globalTid NULL) were skipped: they cannot be tied to the thread that launches GPU work") \
+  X(cpu_sample_without_callchain, approximated, \
+    "CPU samples whose call chain is missing from SAMPLING_CALLCHAINS were kept without frames: they count as samples but name no function")
 // clang-format on
 
 namespace proflint::import_issue {

@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <initializer_list>
+#include <utility>
 
 namespace proflint {
 
@@ -103,7 +104,27 @@ std::string kernel_base_name(std::string_view full_name) {
   return base;
 }
 
+std::string_view triton_kernel_kind(std::string_view name) {
+  if (name.starts_with("void ")) name.remove_prefix(5);
+  if (!name.starts_with("triton_")) return "";
+  static constexpr std::pair<std::string_view, std::string_view> kinds[] = {
+      {"triton_poi_", "pointwise"}, {"triton_red_", "reduction"}, {"triton_per_", "persistent_reduction"},
+      {"triton_tem_", "template"},  {"triton_for_", "foreach"}};
+  for (const auto& [prefix, kind] : kinds)
+    if (name.starts_with(prefix)) return kind;
+  return "triton";
+}
+
 std::string_view kernel_category(std::string_view full_name) {
+  // Inductor's prefix says what the kernel does; the fused op names after it (convolution, norm,
+  // softmax) name the ops whose epilogues were fused in, which name matching would mistake for the work.
+  std::string_view kind = triton_kernel_kind(full_name);
+  if (kind == "pointwise" || kind == "foreach") return "elementwise";
+  if (kind == "reduction" || kind == "persistent_reduction") return "reduction";
+  if (kind == "template") {  // GEMM templates, unless the template is an attention or conv one (flex_attention)
+    std::string_view by_name = match(lower_for_matching(full_name));
+    return by_name == "attention" || by_name == "conv" ? by_name : std::string_view("gemm");
+  }
   std::string base = kernel_base_name(full_name);
   std::string_view by_base = match(lower_for_matching(base));
   if (by_base != "other") return by_base;

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "engine/config/tensor_core_pattern.hpp"
-#include "engine/store/store.hpp"
 
 namespace proflint {
 
@@ -26,9 +25,5 @@ struct DeriveOptions {
   // library code that source attribution looks past (engine/derive/source.hpp).
   std::vector<std::string> source_skip, source_keep;
 };
-
-// Derives every trace in the store that has not been derived yet (trace.iteration_source IS NULL),
-// or all traces when `force` (e.g. re-analysis of a saved store with another --key-node).
-void derive_all(Store& store, const DeriveOptions& options, bool force = false);
 
 }  // namespace proflint

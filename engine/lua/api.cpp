@@ -14,6 +14,7 @@
 #include <optional>
 #include <string_view>
 
+#include "engine/analysis/host_activity.hpp"
 #include "engine/common/format.hpp"
 #include "engine/common/intervals.hpp"
 #include "engine/common/suggest.hpp"
@@ -270,6 +271,17 @@ int pf_category(lua_State* L) {
   } catch (const std::exception&) {  // never let a C++ exception cross Lua's C frames
   }
   lua_pushlstring(L, c.data(), c.size());
+  return 1;
+}
+
+// proflint.triton_kind(name): what an Inductor Triton kernel does, from its name prefix; nil for
+// other kernels (the classifier behind kernel_compiled.triton_kind).
+int pf_triton_kind(lua_State* L) {
+  size_t n = 0;
+  const char* name = luaL_checklstring(L, 1, &n);
+  std::string_view kind = triton_kernel_kind(std::string_view(name, n));
+  if (kind.empty()) lua_pushnil(L);
+  else lua_pushlstring(L, kind.data(), kind.size());
   return 1;
 }
 
@@ -678,6 +690,31 @@ std::vector<std::string> need_names() {
   return out;
 }
 
+// ctx:kernel_origin(kernel_id): where a kernel comes from beyond its launching op (docs/lua-api.md,
+// "CUDA graphs and torch.compile"): the graph and node that replayed it, the op captured into that
+// node, the compiled region that launched it and its Triton kind. nil when it is neither a replayed
+// nor a compiled kernel.
+int ctx_kernel_origin(lua_State* L) {
+  RunContext& run = run_of(L);
+  check_self(L, "kernel_origin");
+  lua_Integer kernel = luaL_checkinteger(L, 2);
+  lua_settop(L, 1);
+  lua_pushliteral(L,
+                  "SELECT k.id AS kernel_id, g.graph_id, g.node AS graph_node, g.replay, g.launch_api_call_id, "
+                  "g.captured_op_id, co.name AS captured_op, c.region_range_id AS compiled_region_range_id, "
+                  "r.name AS compiled_region, c.triton_kind, c.fallback FROM _kernel k "
+                  "LEFT JOIN graph_kernel g ON g.kernel_id = k.id LEFT JOIN op co ON co.id = g.captured_op_id "
+                  "LEFT JOIN kernel_compiled c ON c.kernel_id = k.id LEFT JOIN compiled_region r ON r.range_id = c.region_range_id "
+                  "WHERE k.id = ? AND (g.kernel_id IS NOT NULL OR c.kernel_id IS NOT NULL)");
+  lua_pushinteger(L, kernel);
+  StmtBox* box = prepare(L, run, "kernel_origin");
+  if (step(L, run, box, "kernel_origin")) push_row(L, box->stmt);
+  else lua_pushnil(L);
+  sqlite3_finalize(box->stmt);
+  box->stmt = nullptr;
+  return 1;
+}
+
 int ctx_has(lua_State* L) {
   RunContext& run = run_of(L);
   check_self(L, "has");
@@ -699,6 +736,99 @@ int ctx_has(lua_State* L) {
   }
   if (err[0]) return luaL_error(L, "%s", err);
   lua_pushboolean(L, has);
+  return 1;
+}
+
+void set_int(lua_State* L, const char* key, int64_t v);
+void set_str(lua_State* L, const char* key, const std::string& v);
+
+// The steady window of `device` in `trace` (the summary's), or false when the device ran nothing.
+bool steady_window_of(const Facts& facts, int64_t trace, int64_t device, Interval& out) {
+  const TraceSummary* s = facts.summary(trace);
+  if (!s) return false;
+  for (const auto& d : s->devices)
+    if (d.device_id == device) {
+      out = {d.steady_start_ns, d.steady_end_ns};
+      return true;
+    }
+  return false;
+}
+
+// ctx:host_waits(device_id [, trace_id]): io-bound-input's measurement (engine/analysis/host_activity.hpp).
+int ctx_host_waits(lua_State* L) {
+  RunContext& run = run_of(L);
+  check_self(L, "host_waits");
+  const lua_Integer device = luaL_checkinteger(L, 2);
+  const lua_Integer trace = luaL_optinteger(L, 3, run.trace_id);
+  char err[kErr] = {0};
+  std::vector<OsWaitTotal> calls;
+  int64_t blocked_ns = 0;
+  std::vector<HostThread> launchers;
+  try {
+    Interval steady;
+    if (steady_window_of(*run.facts, trace, device, steady)) {
+      HostWaits w = host_waits(*run.facts, trace, device, steady, IdleGapKeys(*run.facts, trace, device));
+      calls = std::move(w.calls);
+      blocked_ns = total_length(w.blocked);
+      launchers.assign(w.idle.launchers.begin(), w.idle.launchers.end());
+    }
+  } catch (const std::exception& e) {
+    std::snprintf(err, kErr, "ctx:host_waits: %s", e.what());
+  }
+  if (err[0]) return luaL_error(L, "%s", err);
+  lua_newtable(L);
+  set_int(L, "gpu_idle_blocked_ns", blocked_ns);
+  lua_newtable(L);
+  for (size_t i = 0; i < launchers.size(); ++i) {
+    lua_newtable(L);
+    set_int(L, "pid", launchers[i].pid);
+    set_int(L, "tid", launchers[i].tid);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "launching_threads");
+  lua_newtable(L);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    lua_newtable(L);
+    set_str(L, "name", calls[i].name);
+    set_str(L, "category", calls[i].category);
+    set_int(L, "calls", calls[i].calls);
+    set_int(L, "gpu_idle_ns", calls[i].gpu_idle_ns);
+    set_int(L, "example_os_call_id", calls[i].example);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "calls");
+  return 1;
+}
+
+// ctx:cpu_hotspots(device_id [, trace_id]): cpu-hotspot-idle's measurement.
+int ctx_cpu_hotspots(lua_State* L) {
+  RunContext& run = run_of(L);
+  check_self(L, "cpu_hotspots");
+  const lua_Integer device = luaL_checkinteger(L, 2);
+  const lua_Integer trace = luaL_optinteger(L, 3, run.trace_id);
+  char err[kErr] = {0};
+  CpuHotspots hot;
+  try {
+    Interval steady;
+    if (steady_window_of(*run.facts, trace, device, steady))
+      hot = cpu_hotspots(*run.facts, trace, device, steady, IdleGapKeys(*run.facts, trace, device));
+  } catch (const std::exception& e) {
+    std::snprintf(err, kErr, "ctx:cpu_hotspots: %s", e.what());
+  }
+  if (err[0]) return luaL_error(L, "%s", err);
+  lua_newtable(L);
+  set_int(L, "period_ns", hot.period_ns);
+  set_int(L, "samples_in_window", hot.samples_in_window);
+  set_int(L, "samples_while_idle", hot.samples_while_idle);
+  lua_newtable(L);
+  for (size_t i = 0; i < hot.functions.size(); ++i) {
+    lua_newtable(L);
+    set_str(L, "function", hot.functions[i].function);
+    set_int(L, "samples", hot.functions[i].samples);
+    set_int(L, "example_sample_id", hot.functions[i].sample_ids.front());
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "functions");
   return 1;
 }
 
@@ -1157,6 +1287,7 @@ void open_proflint_library(lua_State* L) {
                                  {"format_ns", pf_format_ns}, {"format_percent", pf_format_percent},
                                  {"intersect", pf_intersect}, {"total", pf_total},
                                  {"union", pf_union},         {"uses_tensor_cores", pf_uses_tensor_cores},
+                                 {"triton_kind", pf_triton_kind},
                                  {nullptr, nullptr}};
   luaL_newlib(L, fns);
   lua_setglobal(L, "proflint");
@@ -1189,7 +1320,8 @@ void push_ctx(lua_State* L, RunContext& run, const nlohmann::json& options) {
   lua_newtable(L);
   lua_newtable(L);
   static const luaL_Reg methods[] = {
-      {"below_threshold", ctx_below_threshold}, {"has", ctx_has}, {"log", ctx_log}, {"query", ctx_query},
+      {"below_threshold", ctx_below_threshold}, {"cpu_hotspots", ctx_cpu_hotspots}, {"has", ctx_has},
+      {"host_waits", ctx_host_waits}, {"kernel_origin", ctx_kernel_origin}, {"log", ctx_log}, {"query", ctx_query},
       {"report", ctx_report}, {"rows", ctx_rows}, {"source", ctx_source}, {nullptr, nullptr}};
   for (const luaL_Reg* m = methods; m->name; ++m) {
     lua_pushlightuserdata(L, &run);

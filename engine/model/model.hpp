@@ -101,6 +101,18 @@ struct SyncFact {
   int64_t correlation_id = kNone;
   int32_t kind = 0;  // label
 };
+struct OsCallFact {  // _os_call
+  int64_t pid = kNone, tid = kNone, start_ns = 0, dur_ns = 0, name_id = 0;
+  int64_t return_value = kNone, nesting_level = kNone;
+};
+struct CpuSampleFact {  // _cpu_sample; its frames are cpu_frames[first_frame, first_frame + frame_count)
+  int64_t pid = kNone, tid = kNone, ts_ns = 0, cpu = kNone;
+  int64_t first_frame = 0;
+  int32_t frame_count = 0;
+};
+struct CpuFrameFact {  // _cpu_frame (depth = position in its sample's frames)
+  int64_t name_id = 0, module_id = kNone;  // string ids
+};
 struct NamedRow {  // process (tid unused) and thread rows
   int64_t pid = 0, tid = 0;
   std::optional<std::string> name;
@@ -112,6 +124,10 @@ struct StreamFact {
 struct DeviceFact {
   DeviceRow row;
   int64_t has_activity = kNone;  // derived
+};
+struct KernelGraphFact {  // kernel_graph_node rows: recorded CUDA graph ids of one kernel
+  int64_t kernel = 0;      // position in kernels
+  int64_t graph_id = kNone, graph_node_id = kNone;
 };
 struct IssueFact {
   int64_t count = 0;
@@ -211,7 +227,11 @@ struct TraceModel {
   std::vector<MemorySampleRow> memory_samples;
   std::vector<CounterFact> counters;
   std::vector<SyncFact> syncs;
+  std::vector<OsCallFact> os_calls;
+  std::vector<CpuSampleFact> cpu_samples;
+  std::vector<CpuFrameFact> cpu_frames;
   std::map<std::string, IssueFact, std::less<>> issues;  // by kind
+  std::vector<KernelGraphFact> kernel_graph_nodes;       // sorted by kernel position
 
   DerivedFacts derived;
 

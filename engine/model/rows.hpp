@@ -103,4 +103,32 @@ struct SyncEventRow {
   opt_i64 correlation_id;
 };
 
+// An OS runtime library call on a host thread (schema/0007_host_activity.sql, os_call).
+struct OsCallRow {
+  opt_i64 pid, tid;
+  int64_t start_ns = 0, dur_ns = 0;
+  std::string_view name;  // 'read', 'pthread_cond_timedwait', ...
+  opt_i64 return_value, nesting_level;
+};
+
+// One frame of a sampled call chain; the sink copies the texts.
+struct CpuFrameRow {
+  std::string_view name;    // function; an unresolved address as '0x...'
+  std::string_view module;  // library or executable; empty: not recorded
+};
+
+// One CPU sample with its call chain, innermost frame first (cpu_sample, cpu_frame).
+struct CpuSampleRow {
+  opt_i64 pid, tid, cpu;
+  int64_t ts_ns = 0;
+  const CpuFrameRow* frames = nullptr;
+  size_t frame_count = 0;
+};
+
+// CUDA graph ids a profiler recorded for one kernel (schema/0009_graphs_compiled.sql,
+// kernel_graph_node): nsys graphId/graphNodeId, Kineto 'graph id'/'graph node id'. 0 means none.
+struct KernelGraphIds {
+  opt_i64 graph_id, graph_node_id;
+};
+
 }  // namespace proflint

@@ -22,7 +22,7 @@ std::string_view FactSink::bounded_name(std::string_view name, std::string_view 
   return name.substr(0, cut);
 }
 
-bool FactSink::admit_interval(int64_t start, int64_t dur, std::string_view table) {
+bool FactSink::admit_interval(int64_t start, int64_t dur, std::string_view table, bool widens_window) {
   dur = std::max<int64_t>(dur, 0);
   auto describe = [&] {
     return "a " + std::string(table) + " row starting at " + std::to_string(start) + " ns, lasting " + std::to_string(dur) +
@@ -39,6 +39,7 @@ bool FactSink::admit_interval(int64_t start, int64_t dur, std::string_view table
     return false;
   }
   summed_dur_ += dur;
+  if (!widens_window) return true;
   min_ts_ = std::min(min_ts_, start);
   max_ts_ = std::max(max_ts_, start + dur);
   return true;
@@ -81,6 +82,15 @@ void FactSink::add_stream(int64_t device_id, int64_t stream_id, std::optional<st
   StreamFact s{device_id, stream_id, std::nullopt};
   if (name) s.name.emplace(*name);
   model_.streams.push_back(std::move(s));
+}
+
+bool FactSink::add_graph_kernel(const KernelRow& row, const KernelGraphIds& ids) {
+  if (!add_kernel(row)) return false;
+  auto id = [](const opt_i64& v) { return v && *v != 0 ? *v : kNone; };
+  int64_t graph = id(ids.graph_id), node = id(ids.graph_node_id);
+  if (graph != kNone || node != kNone)
+    model_.kernel_graph_nodes.push_back({static_cast<int64_t>(model_.kernels.size()) - 1, graph, node});
+  return true;
 }
 
 bool FactSink::add_kernel(const KernelRow& r) {
@@ -219,6 +229,29 @@ bool FactSink::add_sync_event(const SyncEventRow& r) {
   ++rows_;
   model_.syncs.push_back({or_none(r.pid), or_none(r.tid), or_none(r.device_id), or_none(r.stream_id), r.start_ns,
                           r.dur_ns, or_none(r.correlation_id), label(std::string_view(r.kind))});
+  return true;
+}
+
+bool FactSink::add_os_call(const OsCallRow& r) {
+  if (!admit_interval(r.start_ns, r.dur_ns, "os_call", false)) return false;
+  ++rows_;
+  model_.os_calls.push_back({or_none(r.pid), or_none(r.tid), r.start_ns, std::max<int64_t>(r.dur_ns, 0),
+                             intern(bounded_name(r.name, "os_call")), or_none(r.return_value),
+                             or_none(r.nesting_level)});
+  return true;
+}
+
+bool FactSink::add_cpu_sample(const CpuSampleRow& r) {
+  if (!admit_interval(r.ts_ns, 0, "cpu_sample", false)) return false;
+  ++rows_;
+  CpuSampleFact s{or_none(r.pid), or_none(r.tid), r.ts_ns, or_none(r.cpu),
+                  static_cast<int64_t>(model_.cpu_frames.size()), static_cast<int32_t>(r.frame_count)};
+  for (size_t i = 0; i < r.frame_count; ++i) {
+    const CpuFrameRow& f = r.frames[i];
+    model_.cpu_frames.push_back(
+        {intern(bounded_name(f.name, "cpu_frame")), f.module.empty() ? kNone : intern(bounded_name(f.module, "cpu_frame"))});
+  }
+  model_.cpu_samples.push_back(s);
   return true;
 }
 

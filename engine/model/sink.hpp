@@ -33,6 +33,8 @@ class FactSink {
   // The add_* of timed rows drop a row whose times leave what a profile can mean (limits below)
   // with an import issue, and return false; importers may ignore the result.
   bool add_kernel(const KernelRow& row);
+  // A kernel with the CUDA graph ids its profiler recorded (ids of 0 or absent are no id).
+  bool add_graph_kernel(const KernelRow& row, const KernelGraphIds& ids);
   bool add_memcpy(const MemcpyRow& row);
   bool add_memset(const MemsetRow& row);
   bool add_api_call(const ApiCallRow& row);
@@ -41,6 +43,10 @@ class FactSink {
   void add_memory_sample(const MemorySampleRow& row);
   void add_counter(const CounterRow& row);
   bool add_sync_event(const SyncEventRow& row);
+  // Host activity (schema/0007_host_activity.sql). Neither moves the capture window: OS runtime
+  // tracing and CPU sampling cover the whole process, not the window the GPU trace describes.
+  bool add_os_call(const OsCallRow& row);
+  bool add_cpu_sample(const CpuSampleRow& row);
 
   // Counts one unreadable or suspicious event; the first example and location are kept.
   void add_issue(std::string_view kind, std::string_view example, std::string_view location);
@@ -81,7 +87,8 @@ class FactSink {
 
  private:
   std::string_view bounded_name(std::string_view name, std::string_view table);
-  bool admit_interval(int64_t start, int64_t dur, std::string_view table);
+  // widens_window: the row counts towards the capture window (host activity rows do not).
+  bool admit_interval(int64_t start, int64_t dur, std::string_view table, bool widens_window = true);
   opt_i64 bounded_bytes(opt_i64 bytes, std::string_view table);
   int32_t label(std::string_view text) { return static_cast<int32_t>(model_.labels.intern(text)); }
   int32_t label(const std::optional<std::string>& text) { return text ? label(std::string_view(*text)) : 0; }

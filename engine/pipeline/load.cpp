@@ -28,6 +28,7 @@
 #include "engine/common/memory.hpp"
 #include "engine/common/sqlite_file.hpp"
 #include "engine/derive/derive_trace.hpp"
+#include "engine/derive/graphs.hpp"
 #include "engine/derive/jobs.hpp"
 #include "engine/import/importer.hpp"
 #include "engine/model/model.hpp"
@@ -230,6 +231,9 @@ void write_store(std::vector<TraceModel>& models, Store& store, const DeriveOpti
   // Jobs span traces and depend on --job-by: rebuilt on every load, saved stores included.
   derive_jobs(store, options);
   clock.lap("jobs");
+  // Graph replays and compiled regions read the op tree and kernel links: rebuilt with the jobs.
+  derive_graphs_compiled(store);
+  clock.lap("graphs");
 }
 
 // A store whose tables were dropped or whose views no longer compile (edited after proflint wrote
@@ -374,6 +378,9 @@ void derive_all(Store& store, const DeriveOptions& options, bool force) {
   clock.lap("indexes");
   derive_jobs(store, options);
   clock.lap("jobs");
+  // Graph replays and compiled regions read the op tree and kernel links: rebuilt with the jobs.
+  derive_graphs_compiled(store);
+  clock.lap("graphs");
 }
 
 }  // namespace proflint

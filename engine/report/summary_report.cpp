@@ -112,6 +112,85 @@ std::string render_jobs_text(const std::vector<JobSummary>& jobs, const std::fun
 
 }  // namespace
 
+namespace {
+
+// CUDA graphs and torch.compile regions: printed only when the trace has any.
+std::string render_graphs_compiled_text(const TraceSummary& t) {
+  std::string out;
+  if (!t.graphs.empty()) {
+    out += fmt::format("\n  CUDA graphs ({} replayed; GPU time = summed kernel time):\n", t.graphs.size());
+    for (const auto& g : t.graphs) {
+      out += fmt::format("    graph {:<4} {:>5} replays x {:>4} kernels  {:>9} per replay (span {}), {} in all\n", g.graph_id, g.replays,
+                         g.kernels_per_replay, format_ns(g.gpu_time_per_replay_ns), format_ns(g.span_per_replay_ns),
+                         format_ns(g.gpu_time_ns));
+      if (!g.capture_in_trace)
+        out += "               capture not in the trace: kernels are named 'graph G, node N'\n";
+      else if (g.captured_ops == 0)
+        out += "               captured in the trace, but its nodes cannot be matched one to one to the captured ops\n";
+      else
+        out += fmt::format("               captured in the trace: {} of {} nodes matched to their op, most GPU time in {}\n",
+                           g.captured_ops, g.kernels_per_replay, g.top_captured_op);
+    }
+  }
+  const CompiledSummary& c = t.compiled;
+  if (c.regions > 0 || c.triton_kernels > 0) {
+    out += "\n  torch.compile:\n";
+    if (c.regions > 0) {
+      out += fmt::format("    {} compiled region(s){}, {} graph break(s)", c.regions,
+                         c.iterations_with_regions > 0 ? fmt::format(" in {} iteration(s)", c.iterations_with_regions) : "",
+                         c.graph_breaks);
+      if (c.iterations_with_regions > 0)
+        out += fmt::format(" ({:.1f} per iteration)", static_cast<double>(c.graph_breaks) / static_cast<double>(c.iterations_with_regions));
+      out += fmt::format("\n    inside regions: {} non-Triton kernel(s) ({}) from {} eager fallback / library op(s)\n", c.other_kernels,
+                         format_ns(c.other_time_ns), c.fallback_ops);
+      for (const auto& r : c.by_name)
+        out += fmt::format("    {:<44} {}x {:>4} Triton {:>9}, {:>4} other {:>9}\n",
+                           r.name.size() > 44 ? r.name.substr(0, 41) + "..." : r.name, r.instances, r.triton_kernels,
+                           format_ns(r.triton_time_ns), r.other_kernels, format_ns(r.other_time_ns));
+    }
+    if (c.triton_kernels > 0) {
+      std::string kinds;
+      for (const auto& [kind, ns] : c.triton_time_by_kind_ns) kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", kind, format_ns(ns));
+      out += fmt::format("    Triton kernels: {} ({}): {}\n", c.triton_kernels, format_ns(c.triton_time_ns), kinds);
+    }
+  }
+  return out;
+}
+
+nlohmann::ordered_json graphs_compiled_json(const TraceSummary& t) {
+  using json = nlohmann::ordered_json;
+  json j = json::object();
+  if (!t.graphs.empty()) {
+    json arr = json::array();
+    for (const auto& g : t.graphs)
+      arr.push_back({{"graph_id", g.graph_id}, {"id_source", g.id_source},
+                     {"device_id", g.device_id ? json(*g.device_id) : json(nullptr)}, {"replays", g.replays},
+                     {"kernels_per_replay", g.kernels_per_replay}, {"gpu_time_ns", g.gpu_time_ns},
+                     {"gpu_time_per_replay_ns", g.gpu_time_per_replay_ns}, {"span_per_replay_ns", g.span_per_replay_ns},
+                     {"capture_in_trace", g.capture_in_trace}, {"captured_ops", g.captured_ops},
+                     {"top_captured_op", g.top_captured_op.empty() ? json(nullptr) : json(g.top_captured_op)}});
+    j["cuda_graphs"] = std::move(arr);
+  }
+  const CompiledSummary& c = t.compiled;
+  if (c.regions > 0 || c.triton_kernels > 0) {
+    json regions = json::array();
+    for (const auto& r : c.by_name)
+      regions.push_back({{"name", r.name}, {"pass", r.pass}, {"instances", r.instances}, {"triton_kernels", r.triton_kernels},
+                         {"triton_time_ns", r.triton_time_ns}, {"other_kernels", r.other_kernels},
+                         {"other_time_ns", r.other_time_ns}, {"fallback_ops", r.fallback_ops}});
+    json kinds = json::object();
+    for (const auto& [kind, ns] : c.triton_time_by_kind_ns) kinds[kind] = ns;
+    j["torch_compile"] = {{"regions", c.regions}, {"graph_breaks", c.graph_breaks},
+                          {"iterations_with_regions", c.iterations_with_regions}, {"triton_kernels", c.triton_kernels},
+                          {"triton_time_ns", c.triton_time_ns}, {"triton_time_by_kind_ns", kinds},
+                          {"other_kernels", c.other_kernels}, {"other_time_ns", c.other_time_ns},
+                          {"fallback_ops", c.fallback_ops}, {"by_region", regions}};
+  }
+  return j;
+}
+
+}  // namespace
+
 std::string render_summary_text(const std::vector<TraceSummary>& traces, bool color, const std::vector<JobSummary>& jobs) {
   auto bold = [&](const std::string& s) { return color ? "\x1b[1m" + s + "\x1b[0m" : s; };
   std::string out;
@@ -201,6 +280,7 @@ std::string render_summary_text(const std::vector<TraceSummary>& traces, bool co
       if (t.modules.size() > kShown)
         out += fmt::format("    … {} more module path(s) in --format json\n", t.modules.size() - kShown);
     }
+    out += render_graphs_compiled_text(t);
     if (t.issues.empty()) {
       out += "\n  import issues: none\n";
     } else {
@@ -330,6 +410,9 @@ std::string render_summary_json(const std::vector<TraceSummary>& traces, const s
                         {"tensor_core_time_ns", t.tc_eligible_tc_ns},
                         {"ops_without_tc", t.tc_eligible_ops_no_tc},
                         {"gpu_time_without_tc_ns", t.tc_eligible_no_tc_gpu_ns}};
+    // Present only for traces that replay CUDA graphs or ran torch.compile code (docs/output-json.md).
+    const json extra = graphs_compiled_json(t);  // named: items() of a temporary would dangle
+    for (const auto& [key, value] : extra.items()) j[key] = value;
     json issues = json::array();
     for (const auto& i : t.issues) issues.push_back({{"kind", i.kind}, {"count", i.count}, {"example", i.example}, {"location", i.location}});
     j["import_issues"] = issues;

@@ -132,6 +132,7 @@ class GlobalStrings {
 // Where one model's rows start in the store's id spaces (the store continues after its largest ids).
 struct Bases {
   int64_t trace = 0, kernel = 0, memcpy = 0, memset = 0, api = 0, range = 0, sync = 0, op = 0;
+  int64_t os_call = 0, cpu_sample = 0;  // schema/0007_host_activity.sql
   std::vector<int64_t> string_ids;  // local string id -> global id (index 0 unused)
 };
 
@@ -178,13 +179,19 @@ struct Writer {
                       "startup_evidence, kernel_tc_ns, kernel_other_ns, communication_ns, memcpy_ns, memset_ns, runtime_ns, "
                       "dataloader_ns, cpu_ns, idle_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
         undescribed_ins(h, "INSERT OR IGNORE INTO device(trace_id, device_id, has_activity) VALUES (?, ?, 1)"),
+        os_call_ins(h, "INSERT INTO _os_call(id, trace_id, pid, tid, start_ns, dur_ns, name_id, return_value, nesting_level) "
+                       "VALUES (?,?,?,?,?,?,?,?,?)"),
+        cpu_sample_ins(h, "INSERT INTO _cpu_sample(id, trace_id, pid, tid, ts_ns, cpu, leaf_id) VALUES (?,?,?,?,?,?,?)"),
+        cpu_frame_ins(h, "INSERT INTO _cpu_frame(sample_id, trace_id, depth, name_id, module_id) VALUES (?,?,?,?,?)"),
+        graph_node_ins(h, "INSERT INTO kernel_graph_node(kernel_id, trace_id, graph_id, graph_node_id) VALUES (?,?,?,?)"),
         source_ins(h, "INSERT INTO _source(trace_id, op_id, api_call_id, range_id, origin, file_id, line, function_id, "
                       "module_path_id, stack_id) VALUES (?,?,?,?,?,?,?,?,?,?)") {}
 
   sqlite3* db;
   Stmt trace_ins, device_ins, process_ins, thread_ins, stream_ins, kernel_ins, memcpy_ins, memset_ins, api_ins, range_ins,
       collective_ins, flow_ins, memory_ins, counter_ins, sync_ins, issue_ins, op_ins, iteration_ins, breakdown_ins,
-      steady_ins, undescribed_ins;
+      steady_ins, undescribed_ins, graph_node_ins;
+  Stmt os_call_ins, cpu_sample_ins, cpu_frame_ins;
   Stmt source_ins;  // schema/0008_source.sql
 
   static int64_t at(int64_t base, int64_t index) { return index >= 0 ? base + index : kNone; }
@@ -232,6 +239,8 @@ struct Writer {
       }
       kernel_ins.run();
     }
+    for (const auto& g : m.kernel_graph_nodes)
+      graph_node_ins.i64(b.kernel + g.kernel).i64(t).i64(g.graph_id).i64(g.graph_node_id).run();
     auto copies = [&](Stmt& ins, const std::vector<CopyFact>& rows, const std::vector<GpuLinks>& links, int64_t base,
                       bool memcpy) {
       for (size_t i = 0; i < rows.size(); ++i) {
@@ -287,9 +296,30 @@ struct Writer {
           .i64(s.start_ns).i64(s.dur_ns).text(m.label(s.kind)).i64(s.correlation_id)
           .i64(derived ? iteration_col(d.sync_iteration[i]) : kNone).run();
     }
+    host_activity(m, b);
     for (const auto& [kind, issue] : m.issues)
       issue_ins.i64(t).text(std::string_view(kind)).i64(issue.count).text(std::string_view(issue.example))
           .text(std::string_view(issue.location)).run();
+  }
+
+  // OS runtime calls and CPU samples with their frames (schema/0007_host_activity.sql).
+  void host_activity(const TraceModel& m, const Bases& b) {
+    const int64_t t = b.trace;
+    for (size_t i = 0; i < m.os_calls.size(); ++i) {
+      const OsCallFact& o = m.os_calls[i];
+      os_call_ins.i64(b.os_call + static_cast<int64_t>(i)).i64(t).i64(o.pid).i64(o.tid).i64(o.start_ns).i64(o.dur_ns)
+          .i64(sid(b, o.name_id)).i64(o.return_value).i64(o.nesting_level).run();
+    }
+    for (size_t i = 0; i < m.cpu_samples.size(); ++i) {
+      const CpuSampleFact& c = m.cpu_samples[i];
+      int64_t id = b.cpu_sample + static_cast<int64_t>(i);
+      int64_t leaf = c.frame_count > 0 ? sid(b, m.cpu_frames[static_cast<size_t>(c.first_frame)].name_id) : kNone;
+      cpu_sample_ins.i64(id).i64(t).i64(c.pid).i64(c.tid).i64(c.ts_ns).i64(c.cpu).i64(leaf).run();
+      for (int32_t d = 0; d < c.frame_count; ++d) {
+        const CpuFrameFact& f = m.cpu_frames[static_cast<size_t>(c.first_frame + d)];
+        cpu_frame_ins.i64(id).i64(t).i64(int64_t{d}).i64(sid(b, f.name_id)).i64(sid(b, f.module_id)).run();
+      }
+    }
   }
 
   // The tables derivation fills.
@@ -353,6 +383,8 @@ void write_models(Store& store, const std::vector<TraceModel*>& models) {
     next.range = max_of(h, "SELECT MAX(id) FROM _range") + 1;
     next.sync = max_of(h, "SELECT MAX(id) FROM sync_event") + 1;
     next.op = max_of(h, "SELECT MAX(id) FROM _op") + 1;
+    next.os_call = max_of(h, "SELECT MAX(id) FROM _os_call") + 1;
+    next.cpu_sample = max_of(h, "SELECT MAX(id) FROM _cpu_sample") + 1;
     for (size_t i = 0; i < models.size(); ++i) {
       const TraceModel& m = *models[i];
       Bases& b = bases[i];
@@ -364,6 +396,8 @@ void write_models(Store& store, const std::vector<TraceModel*>& models) {
       b.range = next.range;
       b.sync = next.sync;
       b.op = next.op;
+      b.os_call = next.os_call;
+      b.cpu_sample = next.cpu_sample;
       next.kernel += static_cast<int64_t>(m.kernels.size());
       next.memcpy += static_cast<int64_t>(m.memcpys.size());
       next.memset += static_cast<int64_t>(m.memsets.size());
@@ -371,6 +405,8 @@ void write_models(Store& store, const std::vector<TraceModel*>& models) {
       next.range += static_cast<int64_t>(m.ranges.size());
       next.sync += static_cast<int64_t>(m.syncs.size());
       next.op += static_cast<int64_t>(m.derived.ops.size());
+      next.os_call += static_cast<int64_t>(m.os_calls.size());
+      next.cpu_sample += static_cast<int64_t>(m.cpu_samples.size());
       b.string_ids.assign(static_cast<size_t>(m.strings.size()) + 1, kNone);
     }
     // Texts: every trace's imported texts, then the ones derivation added (new op names), so that
@@ -504,11 +540,19 @@ std::vector<TraceModel> load_model(Store& store, std::vector<bool>* was_derived)
   {
     Stmt q(h,
            "SELECT trace_id, device_id, stream_id, pid, start_ns, dur_ns, name_id, correlation_id, external_id, grid_x, grid_y, "
-           "grid_z, block_x, block_y, block_z, registers_per_thread, shared_memory_bytes FROM _kernel ORDER BY id");
+           "grid_z, block_x, block_y, block_z, registers_per_thread, shared_memory_bytes, id FROM _kernel ORDER BY id");
+    std::unordered_map<int64_t, std::pair<int64_t, int64_t>> graph_ids;  // kernel id -> recorded graph, node
+    {
+      Stmt g(h, "SELECT kernel_id, graph_id, graph_node_id FROM kernel_graph_node");
+      while (g.step()) graph_ids.emplace(g.col(0), std::pair{g.col(1), g.col(2)});
+    }
     while (q.step()) {
       KernelFact k{q.col(1), q.col(2), q.col(3), q.col(4), q.col(5), sid(q.col(6)), q.col(7), q.col(8), q.col(9),
                    q.col(10), q.col(11), q.col(12), q.col(13), q.col(14), q.col(15), q.col(16)};
-      model_of(q.col(0)).kernels.push_back(k);
+      TraceModel& m = model_of(q.col(0));
+      if (auto it = graph_ids.find(q.col(17)); it != graph_ids.end())
+        m.kernel_graph_nodes.push_back({static_cast<int64_t>(m.kernels.size()), it->second.first, it->second.second});
+      m.kernels.push_back(k);
     }
   }
   {
@@ -609,6 +653,29 @@ std::vector<TraceModel> load_model(Store& store, std::vector<bool>* was_derived)
     while (q.step()) {
       TraceModel& m = model_of(q.col(0));
       m.syncs.push_back({q.col(1), q.col(2), q.col(3), q.col(4), q.col(5), q.col(6), q.col(8), label(m, q, 7)});
+    }
+  }
+  {
+    Stmt q(h,
+           "SELECT trace_id, pid, tid, start_ns, dur_ns, name_id, return_value, nesting_level FROM _os_call ORDER BY id");
+    while (q.step())
+      model_of(q.col(0)).os_calls.push_back({q.col(1), q.col(2), q.col(3), q.col(4), sid(q.col(5)), q.col(6), q.col(7)});
+  }
+  {
+    // Frames come ordered by sample and depth, so each sample's frames are contiguous.
+    Stmt frames(h, "SELECT sample_id, name_id, module_id FROM _cpu_frame ORDER BY sample_id, depth");
+    bool more = frames.step();
+    Stmt q(h, "SELECT id, trace_id, pid, tid, ts_ns, cpu FROM _cpu_sample ORDER BY id");
+    while (q.step()) {
+      TraceModel& m = model_of(q.col(1));
+      CpuSampleFact c{q.col(2), q.col(3), q.col(4), q.col(5), static_cast<int64_t>(m.cpu_frames.size()), 0};
+      while (more && frames.col(0) < q.col(0)) more = frames.step();  // frames of a sample that is gone
+      while (more && frames.col(0) == q.col(0)) {
+        m.cpu_frames.push_back({sid(frames.col(1)), sid(frames.col(2))});
+        ++c.frame_count;
+        more = frames.step();
+      }
+      m.cpu_samples.push_back(c);
     }
   }
   {

@@ -48,11 +48,6 @@ class Store {
   // Only those on columns that derivation never writes: they can be built before it writes.
   void create_fact_indexes();
 
-  // Appends every trace of `other` (a store freshly imported on another thread, not derived) as
-  // if its files had been imported into this store after the ones already here: same trace ids,
-  // row ids and string ids as a sequential import, so results do not depend on the threads.
-  void append_imported(const Store& other);
-
   // Copies this store into `out`'s staged file (VACUUM INTO); nothing is at the target before
   // out.commit(). A command stages its store early and commits with its other outputs.
   void stage_into(OutputFile& out);

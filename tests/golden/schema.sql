@@ -1,12 +1,9 @@
 -- user_version 6
--- index source_api_call
-CREATE INDEX source_api_call ON _source(api_call_id);
+-- index cpu_sample_by_time
+CREATE INDEX cpu_sample_by_time ON _cpu_sample(trace_id, ts_ns);
 
--- index source_op
-CREATE INDEX source_op ON _source(op_id);
-
--- index source_range
-CREATE INDEX source_range ON _source(range_id);
+-- index os_call_by_thread
+CREATE INDEX os_call_by_thread ON _os_call(trace_id, pid, tid, start_ns);
 
 -- table _api_call
 CREATE TABLE _api_call (
@@ -31,6 +28,27 @@ CREATE TABLE _counter (
   ts_ns     INTEGER NOT NULL,
   name_id   INTEGER NOT NULL,  -- metric name as recorded
   value     REAL
+);
+
+-- table _cpu_frame
+CREATE TABLE _cpu_frame (
+  sample_id  INTEGER NOT NULL,  -- cpu_sample.id
+  trace_id   INTEGER NOT NULL,
+  depth      INTEGER NOT NULL,  -- 0 = the function executing when sampled, 1 = its caller, ...
+  name_id    INTEGER NOT NULL,  -- function (symbol) name; an unresolved address reads '0x7fd99b3515d4'
+  module_id  INTEGER,           -- string id of the library or executable that holds it, when recorded
+  PRIMARY KEY (sample_id, depth)
+);
+
+-- table _cpu_sample
+CREATE TABLE _cpu_sample (
+  id        INTEGER PRIMARY KEY,
+  trace_id  INTEGER NOT NULL,
+  pid       INTEGER,
+  tid       INTEGER,           -- the sampled thread
+  ts_ns     INTEGER NOT NULL,  -- when the sample was taken
+  cpu       INTEGER,           -- CPU core it ran on, when recorded
+  leaf_id   INTEGER            -- string id of the innermost frame's function (NULL: no call chain recorded)
 );
 
 -- table _kernel
@@ -116,6 +134,19 @@ CREATE TABLE _op (
   tc_time_ns      INTEGER           -- part of gpu_time_ns in Tensor Core kernels
 );
 
+-- table _os_call
+CREATE TABLE _os_call (
+  id             INTEGER PRIMARY KEY,
+  trace_id       INTEGER NOT NULL,
+  pid            INTEGER,           -- process
+  tid            INTEGER,           -- OS thread id of the calling thread
+  start_ns       INTEGER NOT NULL,
+  dur_ns         INTEGER NOT NULL,  -- time inside the call (blocked or working)
+  name_id        INTEGER NOT NULL,  -- function name as recorded ('read', 'pthread_cond_timedwait', 'poll')
+  return_value   INTEGER,           -- as recorded (nsys writes 0 for most calls)
+  nesting_level  INTEGER            -- 0 for a call made by the program, >0 for one made inside another traced call
+);
+
 -- table _range
 CREATE TABLE _range (
   id              INTEGER PRIMARY KEY,
@@ -137,20 +168,6 @@ CREATE TABLE _range (
   module_id       INTEGER,           -- nn.Module hierarchy when recorded (string.id)
   parent_id       INTEGER,           -- derived: enclosing range on the same thread
   depth           INTEGER            -- derived: 0 for top level
-);
-
--- table _source
-CREATE TABLE _source (
-  trace_id       INTEGER NOT NULL,
-  op_id          INTEGER,           -- op.id, or NULL for a row about an API call
-  api_call_id    INTEGER,           -- api_call.id of a call outside any op, else NULL
-  range_id       INTEGER,           -- range.id of a DataLoader fetch annotation, else NULL
-  origin         TEXT NOT NULL,     -- 'python_function' (with_stack events) or 'call_stack' (op argument)
-  file_id        INTEGER,           -- innermost user frame: file as recorded, e.g. 'train.py' (string.id); NULL when every frame was skipped
-  line           INTEGER,           -- its line number as recorded
-  function_id    INTEGER,           -- its function name, e.g. 'log_metrics' (string.id)
-  module_path_id INTEGER,           -- nn.Module path, outermost first, '/'-separated, e.g. 'Net_0/Encoder_0/Linear_2' (string.id); NULL when none recorded
-  stack_id       INTEGER            -- all recorded Python frames, innermost first, ';'-separated 'file(LINE): function' (string.id)
 );
 
 -- table breakdown
@@ -405,6 +422,16 @@ CREATE VIEW collective_rank_summary AS
 CREATE VIEW counter AS
   SELECT c.trace_id, c.device_id, c.ts_ns, s.value AS name, c.value FROM _counter c JOIN string s ON s.id = c.name_id;
 
+-- view cpu_frame
+CREATE VIEW cpu_frame AS
+  SELECT f.sample_id, f.trace_id, f.depth, s.value AS name, f.name_id, m.value AS module
+  FROM _cpu_frame f JOIN string s ON s.id = f.name_id LEFT JOIN string m ON m.id = f.module_id;
+
+-- view cpu_sample
+CREATE VIEW cpu_sample AS
+  SELECT c.id, c.trace_id, c.pid, c.tid, c.ts_ns, c.cpu, s.value AS leaf, c.leaf_id
+  FROM _cpu_sample c LEFT JOIN string s ON s.id = c.leaf_id;
+
 -- view kernel
 CREATE VIEW kernel AS
   SELECT k.id, k.trace_id, k.device_id, k.stream_id, k.pid, k.start_ns, k.dur_ns,
@@ -435,6 +462,41 @@ CREATE VIEW op AS
   LEFT JOIN string c ON c.id = r.call_stack_id
   LEFT JOIN string m ON m.id = r.module_id;
 
+-- view os_call
+CREATE VIEW os_call AS
+  SELECT o.id, o.trace_id, o.pid, o.tid, o.start_ns, o.dur_ns, o.start_ns + o.dur_ns AS end_ns,
+         s.value AS name, o.name_id,
+         CASE
+           WHEN s.value IN ('read', 'pread', 'pread64', 'readv', 'preadv', 'preadv2', 'fread', 'fread_unlocked',
+                            'fgets', 'getline', 'getdelim', 'write', 'pwrite', 'pwrite64', 'writev', 'pwritev',
+                            'fwrite', 'fwrite_unlocked', 'fputs', 'fflush', 'recv', 'recvfrom', 'recvmsg',
+                            'recvmmsg', 'send', 'sendto', 'sendmsg', 'sendmmsg', 'sendfile', 'sendfile64',
+                            'accept', 'accept4', 'connect', 'open', 'open64', 'openat', 'openat64', 'creat',
+                            'fopen', 'fopen64', 'fdopen', 'freopen', 'close', 'fclose', 'stat', 'stat64',
+                            'lstat', 'lstat64', 'fstat', 'fstat64', 'fstatat', 'statx', 'access', 'fsync',
+                            'fdatasync', 'sync', 'syncfs', 'lseek', 'lseek64', 'ftruncate', 'truncate',
+                            'getdents', 'getdents64', 'readdir', 'readdir64', 'opendir', 'closedir', 'unlink',
+                            'rename', 'mkdir', 'rmdir', 'copy_file_range', 'splice', 'posix_fadvise') THEN 'io'
+           WHEN s.value IN ('poll', 'ppoll', 'select', 'pselect', 'pselect6', 'epoll_wait', 'epoll_pwait',
+                            'epoll_pwait2', 'futex', 'pthread_cond_wait', 'pthread_cond_timedwait',
+                            'pthread_mutex_lock', 'pthread_mutex_timedlock', 'pthread_rwlock_rdlock',
+                            'pthread_rwlock_wrlock', 'pthread_rwlock_timedrdlock', 'pthread_rwlock_timedwrlock',
+                            'pthread_spin_lock', 'pthread_barrier_wait', 'pthread_join', 'pthread_timedjoin_np',
+                            'sem_wait', 'sem_timedwait', 'sem_clockwait', 'wait', 'waitpid', 'waitid', 'wait3',
+                            'wait4', 'sigwait', 'sigwaitinfo', 'sigtimedwait', 'sigsuspend', 'pause', 'msgrcv',
+                            'semop', 'semtimedop', 'mq_receive', 'mq_timedreceive', 'flock', 'lockf') THEN 'wait'
+           WHEN s.value IN ('sleep', 'usleep', 'nanosleep', 'clock_nanosleep') THEN 'sleep'
+           WHEN s.value = 'ioctl' THEN 'driver'
+           WHEN s.value IN ('mmap', 'mmap64', 'munmap', 'mremap', 'brk', 'sbrk', 'madvise', 'mprotect',
+                            'mlock', 'munlock', 'shm_open', 'shm_unlink') THEN 'memory'
+           WHEN s.value IN ('fork', 'vfork', 'clone', 'execve', 'execv', 'execvp', 'execvpe', 'execl', 'execlp',
+                            'execle', 'pthread_create', 'system', 'posix_spawn', 'posix_spawnp', 'popen',
+                            'pclose') THEN 'process'
+           ELSE 'other'
+         END AS category,
+         o.return_value, o.nesting_level
+  FROM _os_call o JOIN string s ON s.id = o.name_id;
+
 -- view range
 CREATE VIEW range AS
   SELECT r.id, r.trace_id, r.pid, r.tid, r.start_ns, r.dur_ns, r.start_ns + r.dur_ns AS end_ns,
@@ -446,15 +508,4 @@ CREATE VIEW range AS
   LEFT JOIN string t ON t.id = r.input_types_id
   LEFT JOIN string c ON c.id = r.call_stack_id
   LEFT JOIN string m ON m.id = r.module_id;
-
--- view source
-CREATE VIEW source AS
-  SELECT s.trace_id, s.op_id, s.api_call_id, s.range_id, s.origin, f.value AS file, s.line, fn.value AS function,
-         CASE WHEN f.value IS NULL THEN NULL ELSE f.value || ':' || s.line || ' in ' || fn.value END AS site,
-         m.value AS module_path, st.value AS stack
-  FROM _source s
-  LEFT JOIN string f ON f.id = s.file_id
-  LEFT JOIN string fn ON fn.id = s.function_id
-  LEFT JOIN string m ON m.id = s.module_path_id
-  LEFT JOIN string st ON st.id = s.stack_id;
 

@@ -17,7 +17,8 @@ using namespace proflint::testing;
 namespace {
 
 const char* const kSurface =
-    "ctx.options ctx.summary ctx.trace_id ctx:below_threshold ctx:has ctx:log ctx:query ctx:report ctx:rows ctx:source "
+    "ctx.options ctx.summary ctx.trace_id ctx:below_threshold ctx:cpu_hotspots ctx:has ctx:host_waits ctx:kernel_origin "
+    "ctx:log ctx:query ctx:report ctx:rows ctx:source "
     "global._G global._VERSION global.assert global.error global.getmetatable global.ipairs global.math global.next "
     "global.pairs global.pcall global.proflint global.rawequal global.rawget global.rawlen global.rawset global.select "
     "global.setmetatable global.string global.table global.tonumber global.tostring global.type global.utf8 "
@@ -27,7 +28,7 @@ const char* const kSurface =
     "math.mininteger math.modf math.pi math.pow math.rad math.random math.randomseed math.sin math.sinh math.sqrt "
     "math.tan math.tanh math.tointeger math.type math.ult "
     "proflint.category proflint.dtype proflint.dtypes proflint.format_bytes proflint.format_ns "
-    "proflint.format_percent proflint.intersect proflint.shapes proflint.total proflint.union "
+    "proflint.format_percent proflint.intersect proflint.shapes proflint.total proflint.triton_kind proflint.union "
     "proflint.uses_tensor_cores "
     "string.byte string.char string.find string.format string.gmatch string.gsub string.len string.lower "
     "string.match string.pack string.packsize string.rep string.reverse string.sub string.unpack string.upper "

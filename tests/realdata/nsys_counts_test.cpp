@@ -88,7 +88,8 @@ TEST_P(NsysRealData, CountsMatchAnIndependentCount) {
   EXPECT_EQ(r.rows, count(store, "SELECT (SELECT count(*) FROM _kernel) + (SELECT count(*) FROM _memcpy) +"
                                  " (SELECT count(*) FROM _memset) + (SELECT count(*) FROM _api_call) +"
                                  " (SELECT count(*) FROM _range) + (SELECT count(*) FROM sync_event) +"
-                                 " (SELECT count(*) FROM memory_sample) + (SELECT count(*) FROM _counter)"));
+                                 " (SELECT count(*) FROM memory_sample) + (SELECT count(*) FROM _counter) +"
+                                 " (SELECT count(*) FROM _os_call) + (SELECT count(*) FROM _cpu_sample)"));
   // Every API name lost its CUPTI suffix; every activity device has a device row.
   EXPECT_EQ(count(store, "SELECT count(*) FROM api_call WHERE name GLOB '*_v[0-9][0-9][0-9][0-9]*'"), 0);
   EXPECT_EQ(count(store, "SELECT count(*) FROM (SELECT device_id FROM _kernel UNION SELECT device_id FROM _memcpy)"

@@ -17,7 +17,7 @@ using namespace proflint::testing;
 namespace {
 
 const std::vector<std::string> kReports = {"summary", "detail",  "iteration",  "kernel",        "tensor",
-                                           "op_type", "group_node", "expert_systems", "collectives"};
+                                           "op_type", "group_node", "expert_systems", "collectives", "graphs"};
 
 std::string fixture() { return shell_quote(fixture_path("report_mlp.json.gz").string()); }
 
@@ -58,14 +58,14 @@ TEST(ReportCli, GoldenReportsOnTheMlpFixture) {
                         shell_quote(out.string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto files = files_in(out);
-  ASSERT_EQ(files.size(), 18u);
+  ASSERT_EQ(files.size(), 20u);
   for (const auto& rep : kReports) {
     std::string stem = "mlp_" + rep;
     EXPECT_NE(r.out.find("wrote " + (out / (stem + ".csv")).string()), std::string::npos) << r.out;
     ASSERT_TRUE(files.count(stem + ".csv") && files.count(stem + ".json")) << stem;
     auto j = nlohmann::json::parse(files[stem + ".json"]);
     EXPECT_EQ(j["report"], rep);
-    if (rep != "summary" && rep != "collectives") {  // several tables: long form
+    if (rep != "summary" && rep != "collectives" && rep != "graphs") {  // several tables: long form
       EXPECT_EQ(csv_records(files[stem + ".csv"]), j["tables"][0]["rows"].size() + 1) << stem;
     }
   }
@@ -104,7 +104,7 @@ TEST(ReportCli, SavedStoreGivesTheSameReportBytesAsTheProfile) {
     ASSERT_EQ(ra.exit_code, 0) << ra.err;
     ASSERT_EQ(rb.exit_code, 0) << rb.err;
     auto fa = files_in(a), fb = files_in(b);
-    ASSERT_EQ(fa.size(), 18u);
+    ASSERT_EQ(fa.size(), 20u);
     EXPECT_EQ(fa, fb) << "flags: " << flag_sets[i];
     distinct_summaries.insert(fa["proflint_summary.csv"]);
   }
@@ -194,13 +194,17 @@ TEST(ReportCli, StoreFromSchemaVersion1IsUpgradedInMemory) {
   ASSERT_EQ(run_proflint("ingest " + fixture() + " --db " + shell_quote(db_path.string())).exit_code, 0);
   {
     SQLite::Database db(db_path.string(), SQLite::OPEN_READWRITE);
-    // Undo schema 0008 (source attribution), schema 5 (jobs), schema 4 (kernel.tc_eligible_op_id; its migration recreates the kernel
+    // Undo schema 0009 (graphs and compiled regions), 0008 (source attribution), schema 7 (host activity), schema 5 (jobs), schema 4 (kernel.tc_eligible_op_id; its migration recreates the kernel
     // view, so the placeholder view only has to exist), schema 3 (steady state, workload) and schema 2.
     db.exec("DROP VIEW kernel; ALTER TABLE _kernel DROP COLUMN tc_eligible_op_id; CREATE VIEW kernel AS SELECT id "
             "FROM _kernel; ALTER TABLE trace DROP COLUMN iter_start; ALTER TABLE trace DROP COLUMN iter_stop; "
             "DROP TABLE steady_state; ALTER TABLE trace DROP COLUMN workload; DROP VIEW collective_rank_summary; "
             "DROP TABLE collective_participation; DROP TABLE collective_instance; DROP TABLE job_rank; DROP TABLE job; "
-            "DROP TABLE collective_arg; DROP VIEW source; DROP TABLE _source; PRAGMA user_version=1");
+            "DROP TABLE collective_arg; DROP VIEW os_call; DROP VIEW cpu_sample; DROP VIEW cpu_frame; "
+            "DROP TABLE _os_call; DROP TABLE _cpu_sample; DROP TABLE _cpu_frame; "
+            "DROP TABLE kernel_graph_node; DROP TABLE graph_kernel; DROP TABLE cuda_graph; "
+            "DROP TABLE compiled_region; DROP TABLE kernel_compiled; DROP VIEW source; DROP TABLE _source; "
+            "PRAGMA user_version=1");
   }
   auto a = dir / "a", b = dir / "b";
   auto rb = run_proflint("report " + shell_quote(db_path.string()) + " --reports summary,detail --output-path " +

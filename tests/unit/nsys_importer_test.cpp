@@ -17,6 +17,7 @@
 #include "engine/common/error.hpp"
 #include "engine/import/importer.hpp"
 #include "engine/import/nsys/nsys_importer.hpp"
+#include "engine/store/model_io.hpp"
 #include "engine/store/store.hpp"
 
 namespace fs = std::filesystem;
@@ -694,4 +695,134 @@ TEST_F(NsysImport, ProcessesSharingADeviceIdWithoutGpuIdentityAreNamedInAnIssue)
             std::string::npos);
 }
 
+}  // namespace proflint
+
+namespace proflint {
+namespace {
+
+// ---- Host activity: OSRT_API, COMPOSITE_EVENTS, SAMPLING_CALLCHAINS (schema/0007_host_activity.sql) ----
+
+const char* kOsrt2020 = "start, end, eventClass, globalTid, correlationId, nameId, returnValue, nestingLevel, callchainId";
+const char* kOsrt2024 = "start, end, eventClass, globalTid, nameId, returnValue, nestingLevel, callchainId";
+const char* kComposite = "id, start, cpu, threadState, globalTid, cpuCycles";
+const char* kCallchains =
+    "id, symbol, module, kernelMode, thumbCode, unresolved, specialEntry, originalIP, unwindMethod, stackDepth";
+
+// One kernel (window 1000..1500) and one runtime call, plus the host tables given.
+std::string host_export(const std::string& host_sql) {
+  std::ostringstream s;
+  s << "CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);"
+       "INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel_v7000'), (2, 'k'), (3, 'read'), (4, 'poll'),"
+       " (5, 'ioctl'), (6, 'OS runtime libraries profiling started'), (7, 'nanosleep'), (8, 'pthread_cond_wait'),"
+       " (9, 'ImagingResample'), (10, '/usr/lib/_imaging.so'), (11, '_PyEval_EvalFrameDefault'),"
+       " (12, 'libpython3.11.so'), (13, 'mmap64');"
+    << "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (" << kKernel2020 << ");"
+    << "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, streamId, correlationId, globalPid, demangledName,"
+       " shortName) VALUES (1000, 1500, 0, 7, 10, " << gpid(42) << ", 2, 2);"
+    << "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, returnValue);"
+    << "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (900, 1100, 0, " << gtid(42, 43) << ", 10, 1, 0);" << host_sql;
+  return s.str();
+}
+
+TEST_F(NsysImport, OsRuntimeCalls2020WithCorrelationIdMarkersSkippedWindowKept) {
+  std::ostringstream s;
+  s << "CREATE TABLE OSRT_API (" << kOsrt2020 << ");"
+    << "INSERT INTO OSRT_API VALUES (10, 10, 31, " << gtid(42, 42) << ", 0, 6, 0, NULL, 0),"  // marker: not a call
+    << " (200, 700, 27, " << gtid(42, 43) << ", 0, 3, 4096, 0, 0),"
+    << " (950, 1050, 27, " << gtid(42, 43) << ", 0, 5, 0, 0, 0),"
+    << " (100, 90000, 27, " << gtid(42, 44) << ", 0, 8, 0, 0, 0),"  // reaches past the GPU window
+    << " (1600, 1700, 27, " << gtid(42, 43) << ", 0, 13, 0, 1, 0),"
+    << " (1800, 1900, 27, " << gtid(42, 43) << ", 0, 4, 1, 0, 0);";
+  import(make_db("osrt2020.sqlite", host_export(s.str())));
+  EXPECT_EQ(rows("SELECT pid, tid, start_ns, dur_ns, end_ns, name, category, return_value, nesting_level FROM os_call "
+                 "ORDER BY start_ns"),
+            (std::vector<std::string>{"42|44|100|89900|90000|pthread_cond_wait|wait|0|0",
+                                      "42|43|200|500|700|read|io|4096|0", "42|43|950|100|1050|ioctl|driver|0|0",
+                                      "42|43|1600|100|1700|mmap64|memory|0|1", "42|43|1800|100|1900|poll|wait|1|0"}));
+  // OS runtime tracing covers the whole process: the capture window is still the CUDA rows'.
+  EXPECT_EQ(one("SELECT start_ns, end_ns FROM trace"), "900|1500");
+  EXPECT_EQ(issue_count("host_table_columns_missing"), 0);
+}
+
+TEST_F(NsysImport, CpuSamples2024WithCallChainsInnermostFirst) {
+  std::ostringstream s;
+  s << "CREATE TABLE OSRT_API (" << kOsrt2024 << ");"
+    << "INSERT INTO OSRT_API VALUES (200, 300, 27, " << gtid(42, 43) << ", 7, 0, 0, NULL);"
+    << "CREATE TABLE COMPOSITE_EVENTS (" << kComposite << ");"
+    << "INSERT INTO COMPOSITE_EVENTS VALUES (2, 1200, 3, 1, " << gtid(42, 43) << ", 99),"
+    << " (1, 1100, 3, 1, " << gtid(42, 43) << ", 98), (3, 1300, 5, 1, " << gtid(42, 44) << ", 97);"
+    << "CREATE TABLE SAMPLING_CALLCHAINS (" << kCallchains << ");"
+    // stored out of order; sample 3 has no chain; chain 9 belongs to no sample
+    << "INSERT INTO SAMPLING_CALLCHAINS VALUES (2, 11, 12, 0,0,0,0, 77, 7, 1), (1, 9, 10, 0,0,0,0, 55, 7, 0),"
+       " (1, 11, 12, 0,0,0,0, 56, 7, 1), (2, 9, 10, 0,0,0,0, 76, 7, 0), (9, 9, 10, 0,0,0,0, 1, 7, 0);";
+  import(make_db("sampling2024.sqlite", host_export(s.str())));
+  EXPECT_EQ(rows("SELECT pid, tid, ts_ns, cpu, leaf FROM cpu_sample ORDER BY id"),
+            (std::vector<std::string>{"42|43|1100|3|ImagingResample", "42|43|1200|3|ImagingResample",
+                                      "42|44|1300|5|NULL"}));
+  EXPECT_EQ(rows("SELECT s.ts_ns, f.depth, f.name, f.module FROM cpu_frame f JOIN cpu_sample s ON s.id = f.sample_id "
+                 "ORDER BY s.ts_ns, f.depth"),
+            (std::vector<std::string>{"1100|0|ImagingResample|/usr/lib/_imaging.so",
+                                      "1100|1|_PyEval_EvalFrameDefault|libpython3.11.so",
+                                      "1200|0|ImagingResample|/usr/lib/_imaging.so",
+                                      "1200|1|_PyEval_EvalFrameDefault|libpython3.11.so"}));
+  EXPECT_EQ(issue_count("cpu_sample_without_callchain"), 1);
+  EXPECT_EQ(one("SELECT name, category FROM os_call"), "nanosleep|sleep");
+  EXPECT_EQ(one("SELECT start_ns, end_ns FROM trace"), "900|1500");
+
+  // A saved store read back into the model and written again keeps the same host rows.
+  const std::string frames_sql = "SELECT sample_id, depth, name, module FROM cpu_frame ORDER BY sample_id, depth";
+  auto frames = rows(frames_sql);
+  auto samples = rows("SELECT * FROM cpu_sample ORDER BY id");
+  auto calls = rows("SELECT * FROM os_call ORDER BY id");
+  auto models = load_model(store_);
+  ASSERT_EQ(models.size(), 1u);
+  EXPECT_EQ(models[0].os_calls.size(), 1u);
+  ASSERT_EQ(models[0].cpu_samples.size(), 3u);
+  EXPECT_EQ(models[0].cpu_frames.size(), 4u);
+  EXPECT_EQ(models[0].cpu_samples[2].frame_count, 0);
+  clear_store(store_);
+  write_models(store_, {&models[0]});
+  EXPECT_EQ(rows(frames_sql), frames);
+  EXPECT_EQ(rows("SELECT * FROM cpu_sample ORDER BY id"), samples);
+  EXPECT_EQ(rows("SELECT * FROM os_call ORDER BY id"), calls);
+}
+
+TEST_F(NsysImport, HostTablesWithMissingColumnsAreIssuesNotFailures) {
+  std::ostringstream s;
+  s << "CREATE TABLE OSRT_API (start, end, eventClass, globalTid);"  // no nameId
+    << "INSERT INTO OSRT_API VALUES (200, 300, 27, " << gtid(42, 43) << ");"
+    << "CREATE TABLE COMPOSITE_EVENTS (id, start, cpu);"  // no globalTid
+    << "INSERT INTO COMPOSITE_EVENTS VALUES (1, 1100, 3);"
+    << "CREATE TABLE SAMPLING_CALLCHAINS (id, symbol);";  // no stackDepth: never read
+  ImportResult r = import(make_db("broken_host.sqlite", host_export(s.str())));
+  EXPECT_GT(r.rows, 0);
+  EXPECT_EQ(issue_count("host_table_columns_missing"), 2);
+  EXPECT_EQ(one("SELECT location, example FROM import_issue WHERE kind = 'host_table_columns_missing'"),
+            "table OSRT_API|no column nameId");
+  EXPECT_EQ(one("SELECT count(*) FROM os_call"), "0");
+  EXPECT_EQ(one("SELECT count(*) FROM cpu_sample"), "0");
+  EXPECT_EQ(one("SELECT count(*) FROM kernel"), "1");  // the rest of the export still loads
+}
+
+TEST_F(NsysImport, HostRowsWithoutThreadOrTimeAreCountedAndSkipped) {
+  std::ostringstream s;
+  s << "CREATE TABLE OSRT_API (" << kOsrt2024 << ");"
+    << "INSERT INTO OSRT_API VALUES (200, 300, 27, NULL, 3, 0, 0, NULL), (NULL, 300, 27, " << gtid(42, 43)
+    << ", 3, 0, 0, NULL), (500, 400, 27, " << gtid(42, 43) << ", 3, 0, 0, NULL), (600, 700, 27, " << gtid(42, 43)
+    << ", NULL, 0, 0, NULL), (800, 900, 27, " << gtid(42, 43) << ", 3, 0, 0, NULL);"
+    << "CREATE TABLE COMPOSITE_EVENTS (" << kComposite << ");"
+    << "INSERT INTO COMPOSITE_EVENTS VALUES (1, NULL, 0, 1, " << gtid(42, 43) << ", 0), (2, 1000, 0, 1, NULL, 0),"
+    << " (3, " << (int64_t{1} << 62) << ", 0, 1, " << gtid(42, 43) << ", 0), (4, 1000, 0, 1, " << gtid(42, 43)
+    << ", 0);";
+  import(make_db("bad_rows.sqlite", host_export(s.str())));
+  EXPECT_EQ(rows("SELECT start_ns, dur_ns FROM os_call"), (std::vector<std::string>{"800|100"}));
+  EXPECT_EQ(rows("SELECT ts_ns, leaf FROM cpu_sample"), (std::vector<std::string>{"1000|NULL"}));
+  EXPECT_EQ(issue_count("os_call_without_thread"), 2);  // one OS call, one sample
+  EXPECT_EQ(issue_count("missing_timestamp"), 2);       // OS call start NULL, sample start NULL
+  EXPECT_EQ(issue_count("negative_duration"), 1);
+  EXPECT_EQ(issue_count("api_call_without_name"), 1);
+  EXPECT_EQ(issue_count("timestamp_out_of_range"), 1);
+}
+
+}  // namespace
 }  // namespace proflint

@@ -41,6 +41,7 @@ struct KinetoEvent {
   opt_i64 device, stream, correlation, external_id;
   std::array<opt_i64, 3> grid, block;
   opt_i64 registers_per_thread, shared_memory, bytes;
+  opt_i64 graph_id, graph_node_id;  // CUDA graph ids of a replayed kernel, where the profiler records them
   opt_i64 sequence_number, fwd_thread_id;
   opt_i64 device_type, device_id, total_allocated, total_reserved, mem_bytes;  // [memory] events
   std::string_view input_dims, input_types, call_stack, module_hierarchy;

@@ -160,6 +160,14 @@ simdjson::error_code Kernel::parse_args(od::value args, KinetoEvent& ev) {
         else if (key == "labels") ev.meta_labels = string_value(v);
         else handled = false;
         break;
+      case 7:  // CUDA graph ids of replayed kernels: both spellings are accepted
+        if (key == "graphId") ev.graph_id = int_value(v);
+        else handled = false;
+        break;
+      case 8:
+        if (key == "graph id") ev.graph_id = int_value(v);
+        else handled = false;
+        break;
       case 9:
         if (key == "Device Id") ev.device_id = int_value(v);
         else if (key == "stream_id") ev.stream = id_value(v).number;  // MTIA runtime
@@ -176,11 +184,13 @@ simdjson::error_code Kernel::parse_args(od::value args, KinetoEvent& ev) {
         if (key == "correlation") ev.correlation = int_value(v);
         else if (key == "External id" || key == "external id") ev.external_id = int_value(v);
         else if (key == "Device Type") ev.device_type = int_value(v);
+        else if (key == "graphNodeId") ev.graph_node_id = int_value(v);
         else handled = false;
         break;
       case 13:
         if (key == "shared memory") ev.shared_memory = int_value(v);
         else if (key == "Fwd thread id") ev.fwd_thread_id = int_value(v);
+        else if (key == "graph node id") ev.graph_node_id = int_value(v);
         else if (key == "In msg nelems") { ev.comm_in_nelems = int_value(v); ev.has_comm = true; }
         else handled = false;
         break;

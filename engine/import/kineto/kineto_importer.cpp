@@ -342,7 +342,7 @@ class KinetoSink final : public kineto::ScanHandler {
         r.registers_per_thread = ev_.registers_per_thread;
         r.shared_memory_bytes = ev_.shared_memory;
         note_stream(r.device_id, r.stream_id);
-        writer_.add_kernel(r);
+        writer_.add_graph_kernel(r, KernelGraphIds{ev_.graph_id, ev_.graph_node_id});
         return;
       }
       case Category::memcpy: {

@@ -32,7 +32,7 @@ const std::vector<std::string_view> kStringColumns = {"id", "value"};
 const std::vector<std::string_view> kKernelColumns = {
     "start", "end", "deviceId", "streamId", "globalPid", "correlationId", "demangledName", "shortName", "gridX",
     "gridY", "gridZ", "blockX", "blockY", "blockZ", "registersPerThread", "staticSharedMemory", "dynamicSharedMemory",
-    "contextId"};
+    "contextId", "graphId", "graphNodeId"};
 const std::vector<std::string_view> kMemcpyColumns = {"start", "end", "deviceId", "streamId", "globalPid", "correlationId",
                                                       "bytes", "copyKind", "srcKind", "dstKind", "contextId"};
 const std::vector<std::string_view> kMemsetColumns = {"start", "end", "deviceId", "streamId", "globalPid",
@@ -173,6 +173,8 @@ void ExportReader::read_all() {
   guarded("GPU_METRICS", &ExportReader::read_gpu_metrics);
   guarded("TARGET_INFO_CUDA_CONTEXT_INFO", &ExportReader::read_contexts);
   guarded("TARGET_INFO_CUDA_STREAM", &ExportReader::read_streams);
+  guarded("OSRT_API", &ExportReader::read_os_calls);
+  guarded("COMPOSITE_EVENTS", &ExportReader::read_cpu_samples);
   write_devices();
   if (torch_nvtx_) w_.set_metadata("framework", "pytorch");
   // The reading thread's own CPU time: with the tables read ahead, its share of the import.
@@ -543,7 +545,7 @@ void ExportReader::read_threads() {
 void ExportReader::read_kernels() {
   if (!file_.has_table(kKernel)) return;
   enum { kStart, kEnd, kDevice, kStream, kGlobalPid, kCorrelation, kDemangled, kShort, kGridX, kGridY, kGridZ,
-         kBlockX, kBlockY, kBlockZ, kRegisters, kStaticShared, kDynamicShared, kContext };
+         kBlockX, kBlockY, kBlockZ, kRegisters, kStaticShared, kDynamicShared, kContext, kGraphId, kGraphNodeId };
   Rows rows(file_, kKernel, kKernelColumns);
   std::string scratch;
   const bool collect_names = !has_gpu_table_;
@@ -579,7 +581,8 @@ void ExportReader::read_kernels() {
       if ((st || rows.null(kStaticShared)) && (dyn || rows.null(kDynamicShared)))
         k.shared_memory_bytes = st.value_or(0) + dyn.value_or(0);
     }
-    w_.add_kernel(k);
+    // Kernels replayed by a CUDA graph carry its ids (graphNodeId since 2020.3, graphId since 2026.1; 0 = none).
+    w_.add_graph_kernel(k, KernelGraphIds{rows.opt(kGraphId), rows.opt(kGraphNodeId)});
     note_activity(k.device_id, k.stream_id, k.pid, rows.opt(kContext));
     if (collect_names && k.device_id && name_id) device_kernel_names_.emplace(*k.device_id, *name_id);
   }

@@ -89,6 +89,10 @@ class ExportReader {
   void read_contexts();
   void read_streams();
   void write_devices();
+  // Host activity (nsys_host.cpp).
+  void read_os_calls();
+  void read_cpu_samples();
+  bool host_columns_present(const std::string& table, const std::vector<std::string_view>& needed);
 
   // Name for string id `id`, or a '<string N>' placeholder (counted) when StringIds lacks it.
   std::string_view string_or_placeholder(int64_t id, std::string& scratch, const Rows& rows);

@@ -129,7 +129,7 @@ double pct(int64_t part, int64_t whole) {
 const std::vector<std::string>& report_names() {
   static const std::vector<std::string> names = {"summary", "detail",  "iteration",  "kernel",
                                                  "tensor",  "op_type", "group_node", "expert_systems",
-                                                 "collectives"};
+                                                 "collectives", "graphs"};
   return names;
 }
 
@@ -143,6 +143,7 @@ Report build_report(const std::string& name, const ReportInput& in, const std::s
   if (name == "group_node") return build_group_node(in, domain);
   if (name == "expert_systems") return build_expert_systems(in, domain);
   if (name == "collectives") return build_collectives(in, domain);
+  if (name == "graphs") return build_graphs(in, domain);
   throw Error("unknown report '" + name + "'" + did_you_mean(name, report_names()));
 }
 

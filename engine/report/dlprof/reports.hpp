@@ -38,5 +38,7 @@ Report build_group_node(const ReportInput& input, const std::string& domain);
 Report build_expert_systems(const ReportInput& input, const std::string& domain);
 // Not DLProf's: per-rank collectives and POP efficiencies of multi-rank jobs (collectives_report.cpp).
 Report build_collectives(const ReportInput& input, const std::string& domain);
+// Not DLProf's: GPU time per CUDA graph and per torch.compile region (graphs_report.cpp).
+Report build_graphs(const ReportInput& input, const std::string& domain);
 
 }  // namespace proflint::dlprof

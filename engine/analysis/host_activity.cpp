@@ -1,0 +1,139 @@
+// engine/analysis/host_activity.cpp — see host_activity.hpp.
+#include "engine/analysis/host_activity.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace proflint {
+
+DeviceIdle device_idle(const Facts& facts, int64_t trace_id, int64_t device_id, const Interval& steady,
+                       const IdleGapKeys& keys) {
+  DeviceIdle out;
+  out.device_id = device_id;
+  out.steady = steady;
+  out.idle = subtract_intervals({steady}, keys.busy());
+  SQLite::Statement q(facts.db(),
+                      "SELECT DISTINCT a.pid, a.tid FROM _api_call a WHERE a.trace_id = ?1 AND a.pid IS NOT NULL AND "
+                      "a.tid IS NOT NULL AND a.id IN (SELECT api_call_id FROM _kernel WHERE trace_id = ?1 AND "
+                      "coalesce(device_id, 0) = ?2 UNION SELECT api_call_id FROM _memcpy WHERE trace_id = ?1 AND "
+                      "coalesce(device_id, 0) = ?2 UNION SELECT api_call_id FROM _memset WHERE trace_id = ?1 AND "
+                      "coalesce(device_id, 0) = ?2)");
+  q.bind(1, trace_id);
+  q.bind(2, device_id);
+  while (q.executeStep()) out.launchers.insert({q.getColumn(0).getInt64(), q.getColumn(1).getInt64()});
+  return out;
+}
+
+std::vector<Interval> api_time_of(const Facts& facts, int64_t trace_id, const HostThread& t) {
+  SQLite::Statement q(facts.db(),
+                      "SELECT start_ns, start_ns + dur_ns FROM _api_call WHERE trace_id = ? AND pid = ? AND tid = ?");
+  q.bind(1, trace_id);
+  q.bind(2, t.pid);
+  q.bind(3, t.tid);
+  std::vector<Interval> out;
+  while (q.executeStep()) out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64()});
+  return union_intervals(std::move(out));
+}
+
+HostWaits host_waits(const Facts& facts, int64_t trace_id, int64_t device_id, const Interval& steady,
+                     const IdleGapKeys& keys) {
+  HostWaits out;
+  out.idle = device_idle(facts, trace_id, device_id, steady, keys);
+  std::map<std::string, OsWaitTotal> by_name;
+  SQLite::Statement q(facts.db(),
+                      "SELECT id, start_ns, end_ns, name, category FROM os_call WHERE trace_id = ? AND pid = ? AND "
+                      "tid = ? AND category IN ('io', 'wait', 'sleep') AND coalesce(nesting_level, 0) = 0 AND "
+                      "end_ns > ? AND start_ns < ? ORDER BY start_ns, id");
+  for (const HostThread& t : out.idle.launchers) {
+    auto api = api_time_of(facts, trace_id, t);
+    q.reset();
+    q.bind(1, trace_id);
+    q.bind(2, t.pid);
+    q.bind(3, t.tid);
+    q.bind(4, steady.start);
+    q.bind(5, steady.end);
+    while (q.executeStep()) {
+      Interval call{q.getColumn(1).getInt64(), q.getColumn(2).getInt64()};
+      auto waiting = intersect_intervals(subtract_intervals({call}, api), out.idle.idle);
+      int64_t ns = total_length(waiting);
+      if (ns <= 0) continue;
+      std::string name = q.getColumn(3).getString();
+      OsWaitTotal& c = by_name[name];
+      c.name = name;
+      c.category = q.getColumn(4).getString();
+      ++c.calls;
+      c.gpu_idle_ns += ns;
+      if (ns > c.longest) {
+        c.longest = ns;
+        c.example = q.getColumn(0).getInt64();
+      }
+      out.blocked.insert(out.blocked.end(), waiting.begin(), waiting.end());
+      out.blocked_by_thread[t] += ns;
+    }
+  }
+  out.blocked = union_intervals(std::move(out.blocked));
+  for (auto& [name, c] : by_name) out.calls.push_back(std::move(c));
+  std::sort(out.calls.begin(), out.calls.end(), [](const OsWaitTotal& a, const OsWaitTotal& b) {
+    return a.gpu_idle_ns != b.gpu_idle_ns ? a.gpu_idle_ns > b.gpu_idle_ns : a.name < b.name;
+  });
+  return out;
+}
+
+CpuHotspots cpu_hotspots(const Facts& facts, int64_t trace_id, int64_t device_id, const Interval& steady,
+                         const IdleGapKeys& keys) {
+  CpuHotspots out;
+  out.idle = device_idle(facts, trace_id, device_id, steady, keys);
+  SQLite::Statement q(facts.db(),
+                      "SELECT id, ts_ns, coalesce(leaf, '<no call chain>') FROM cpu_sample WHERE trace_id = ? AND "
+                      "pid = ? AND tid = ? AND ts_ns >= ? AND ts_ns < ? ORDER BY ts_ns, id");
+  std::vector<int64_t> spacing;
+  std::map<std::string, CpuHotspot> by_function;
+  for (const HostThread& t : out.idle.launchers) {
+    q.reset();
+    q.bind(1, trace_id);
+    q.bind(2, t.pid);
+    q.bind(3, t.tid);
+    q.bind(4, steady.start);
+    q.bind(5, steady.end);
+    int64_t prev = INT64_MIN;
+    while (q.executeStep()) {
+      int64_t ts = q.getColumn(1).getInt64();
+      ++out.samples_in_window;
+      // A running thread is sampled at a fixed rate; longer spacings are times it did not run.
+      if (prev != INT64_MIN && ts > prev) spacing.push_back(ts - prev);
+      prev = ts;
+      if (length_within(out.idle.idle, {ts, ts + 1}) == 0) continue;
+      ++out.samples_while_idle;
+      ++out.idle_samples_by_thread[t];
+      std::string f = q.getColumn(2).getString();
+      CpuHotspot& h = by_function[f];
+      h.function = f;
+      ++h.samples;
+      h.sample_ids.push_back(q.getColumn(0).getInt64());
+      h.sample_ts.push_back(ts);
+    }
+  }
+  if (!spacing.empty()) {
+    std::nth_element(spacing.begin(), spacing.begin() + static_cast<std::ptrdiff_t>(spacing.size() / 2), spacing.end());
+    out.period_ns = spacing[spacing.size() / 2];
+  }
+  for (auto& [f, h] : by_function) out.functions.push_back(std::move(h));
+  std::sort(out.functions.begin(), out.functions.end(), [](const CpuHotspot& a, const CpuHotspot& b) {
+    return a.samples != b.samples ? a.samples > b.samples : a.function < b.function;
+  });
+  return out;
+}
+
+std::string thread_label(const Facts& facts, int64_t trace_id, const HostThread& t) {
+  SQLite::Statement q(facts.db(), "SELECT name FROM thread WHERE trace_id = ? AND pid = ? AND tid = ? AND name IS NOT NULL");
+  q.bind(1, trace_id);
+  q.bind(2, t.pid);
+  q.bind(3, t.tid);
+  if (q.executeStep() && !q.getColumn(0).getString().empty())
+    return fmt::format("thread {} '{}' (process {})", t.tid, q.getColumn(0).getString(), t.pid);
+  return fmt::format("thread {} (process {})", t.tid, t.pid);
+}
+
+}  // namespace proflint
