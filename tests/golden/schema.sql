@@ -1,9 +1,21 @@
--- user_version 6
+-- user_version 8
 -- index cpu_sample_by_time
 CREATE INDEX cpu_sample_by_time ON _cpu_sample(trace_id, ts_ns);
 
+-- index kernel_compiled_by_region
+CREATE INDEX kernel_compiled_by_region ON kernel_compiled(region_range_id);
+
 -- index os_call_by_thread
 CREATE INDEX os_call_by_thread ON _os_call(trace_id, pid, tid, start_ns);
+
+-- index source_api_call
+CREATE INDEX source_api_call ON _source(api_call_id);
+
+-- index source_op
+CREATE INDEX source_op ON _source(op_id);
+
+-- index source_range
+CREATE INDEX source_range ON _source(range_id);
 
 -- table _api_call
 CREATE TABLE _api_call (
@@ -170,6 +182,20 @@ CREATE TABLE _range (
   depth           INTEGER            -- derived: 0 for top level
 );
 
+-- table _source
+CREATE TABLE _source (
+  trace_id       INTEGER NOT NULL,
+  op_id          INTEGER,           -- op.id, or NULL for a row about an API call
+  api_call_id    INTEGER,           -- api_call.id of a call outside any op, else NULL
+  range_id       INTEGER,           -- range.id of a DataLoader fetch annotation, else NULL
+  origin         TEXT NOT NULL,     -- 'python_function' (with_stack events) or 'call_stack' (op argument)
+  file_id        INTEGER,           -- innermost user frame: file as recorded, e.g. 'train.py' (string.id); NULL when every frame was skipped
+  line           INTEGER,           -- its line number as recorded
+  function_id    INTEGER,           -- its function name, e.g. 'log_metrics' (string.id)
+  module_path_id INTEGER,           -- nn.Module path, outermost first, '/'-separated, e.g. 'Net_0/Encoder_0/Linear_2' (string.id); NULL when none recorded
+  stack_id       INTEGER            -- all recorded Python frames, innermost first, ';'-separated 'file(LINE): function' (string.id)
+);
+
 -- table breakdown
 CREATE TABLE breakdown (
   trace_id  INTEGER NOT NULL,
@@ -227,6 +253,44 @@ CREATE TABLE collective_participation (
   PRIMARY KEY (job_id, instance_id, rank)
 );
 
+-- table compiled_region
+CREATE TABLE compiled_region (
+  range_id           INTEGER PRIMARY KEY, -- range.id
+  trace_id           INTEGER NOT NULL,
+  name               TEXT NOT NULL,       -- the range's name
+  frame              TEXT,                -- Dynamo frame/compile id from 'Torch-Compiled Region: 0/1' ('0/1'), else NULL
+  pass               TEXT NOT NULL,       -- 'bwd' for CompiledFunctionBackward, else 'fwd'
+  iteration          INTEGER,             -- iteration.iteration it started in, NULL outside any
+  start_ns           INTEGER NOT NULL,
+  dur_ns             INTEGER NOT NULL,
+  triton_kernels     INTEGER NOT NULL,    -- Triton kernels launched inside it
+  triton_time_ns     INTEGER NOT NULL,
+  other_kernels      INTEGER NOT NULL,    -- non-Triton kernels launched inside it: eager fallbacks and library calls (aten::mm)
+  other_time_ns      INTEGER NOT NULL,
+  fallback_ops       INTEGER NOT NULL,    -- ops inside it that launched those non-Triton kernels
+  graph_break_before INTEGER NOT NULL     -- 1 when framework ops ran eagerly on the same thread between the previous forward
+                                          -- region of the same iteration and this one (a graph break), else 0; always 0 for 'bwd'
+);
+
+-- table cuda_graph
+CREATE TABLE cuda_graph (
+  trace_id               INTEGER NOT NULL,
+  graph_id               INTEGER NOT NULL, -- recorded graph id; else 1, 2, ... in order of first replay, one per distinct
+                                           -- sequence of kernel names a launch replays
+  id_source              TEXT NOT NULL,    -- 'recorded' (the profile's id) or 'kernel_sequence' (numbered by proflint)
+  device_id              INTEGER,          -- device of its first kernel
+  replays                INTEGER NOT NULL, -- graph launches seen
+  kernels_per_replay     INTEGER NOT NULL, -- kernels of its first replay
+  gpu_time_ns            INTEGER NOT NULL, -- summed duration of all its replayed kernels
+  gpu_time_per_replay_ns INTEGER NOT NULL, -- gpu_time_ns / replays
+  span_per_replay_ns     INTEGER NOT NULL, -- mean time from a replay's first kernel start to its last kernel end
+  capture_start_ns       INTEGER,          -- start of the stream capture (cudaStreamBeginCapture) it came from; NULL when
+                                           -- the capture is outside the capture window
+  captured_ops           INTEGER,          -- nodes matched to a captured op (NULL when the capture is not in the trace)
+  top_captured_op        TEXT,             -- name of the captured op with the most GPU time per replay, NULL when none
+  PRIMARY KEY (trace_id, graph_id)
+);
+
 -- table device
 CREATE TABLE device (
   trace_id      INTEGER NOT NULL,
@@ -248,6 +312,18 @@ CREATE TABLE flow (
   flow_id     INTEGER NOT NULL,   -- id shared by the two ends
   src_pid     INTEGER, src_tid INTEGER, src_ts_ns INTEGER,  -- start end ('s')
   dst_pid     INTEGER, dst_tid INTEGER, dst_ts_ns INTEGER   -- finish end ('f'), NULL when missing
+);
+
+-- table graph_kernel
+CREATE TABLE graph_kernel (
+  kernel_id            INTEGER PRIMARY KEY, -- kernel.id
+  trace_id             INTEGER NOT NULL,
+  graph_id             INTEGER NOT NULL,    -- cuda_graph.graph_id
+  node                 INTEGER NOT NULL,    -- recorded graph node id; else the kernel's position in its replay (start order, from 0)
+  replay               INTEGER NOT NULL,    -- ordinal of the replay (graph launch) of this graph in the trace, from 0
+  launch_api_call_id   INTEGER,             -- the graph launch call (api_call.id); NULL when it is outside the capture window
+  captured_op_id       INTEGER              -- op whose work became this node at capture time (op.id); NULL when the capture is
+                                            -- not in the trace or its nodes cannot be matched one to one
 );
 
 -- table import_issue
@@ -296,6 +372,25 @@ CREATE TABLE job_rank (
   clock_offset_ns INTEGER NOT NULL DEFAULT 0, -- add to this rank's timestamps to get job time
   offset_residual_ns INTEGER,       -- median |residual| of this rank's per-instance end differences
   PRIMARY KEY (job_id, rank)
+);
+
+-- table kernel_compiled
+CREATE TABLE kernel_compiled (
+  kernel_id       INTEGER PRIMARY KEY, -- kernel.id
+  trace_id        INTEGER NOT NULL,
+  region_range_id INTEGER,             -- compiled_region.range_id, NULL when launched outside every region
+  triton_kind     TEXT,                -- from the name Inductor gives: 'pointwise' (triton_poi_), 'reduction' (triton_red_),
+                                       -- 'persistent_reduction' (triton_per_), 'template' (triton_tem_), 'foreach'
+                                       -- (triton_for_), 'triton' (other triton_ names); NULL for non-Triton kernels
+  fallback        INTEGER NOT NULL     -- 1 for a non-Triton kernel inside a region (counted in other_kernels), else 0
+);
+
+-- table kernel_graph_node
+CREATE TABLE kernel_graph_node (
+  kernel_id     INTEGER PRIMARY KEY, -- kernel.id
+  trace_id      INTEGER NOT NULL,
+  graph_id      INTEGER,             -- recorded graph id, NULL when the profiler recorded only the node
+  graph_node_id INTEGER              -- recorded graph node id, NULL when not recorded
 );
 
 -- table memory_sample
@@ -508,4 +603,15 @@ CREATE VIEW range AS
   LEFT JOIN string t ON t.id = r.input_types_id
   LEFT JOIN string c ON c.id = r.call_stack_id
   LEFT JOIN string m ON m.id = r.module_id;
+
+-- view source
+CREATE VIEW source AS
+  SELECT s.trace_id, s.op_id, s.api_call_id, s.range_id, s.origin, f.value AS file, s.line, fn.value AS function,
+         CASE WHEN f.value IS NULL THEN NULL ELSE f.value || ':' || s.line || ' in ' || fn.value END AS site,
+         m.value AS module_path, st.value AS stack
+  FROM _source s
+  LEFT JOIN string f ON f.id = s.file_id
+  LEFT JOIN string fn ON fn.id = s.function_id
+  LEFT JOIN string m ON m.id = s.module_path_id
+  LEFT JOIN string st ON st.id = s.stack_id;
 
