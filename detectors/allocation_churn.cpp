@@ -13,6 +13,7 @@
 
 #include "engine/analysis/detector.hpp"
 #include "engine/analysis/idle_claims.hpp"
+#include "engine/analysis/source_sites.hpp"
 #include "engine/common/format.hpp"
 #include "engine/common/intervals.hpp"
 
@@ -56,6 +57,7 @@ class AllocationChurn final : public Detector {
     struct Call {
       Interval iv;
       int64_t name_id;
+      int64_t id;  // api_call.id
     };
     std::vector<Call> calls;
     std::map<std::string, std::pair<int64_t, int64_t>> by_name;  // name -> (count, ns)
@@ -70,7 +72,7 @@ class AllocationChurn final : public Detector {
       q.bind(2, steady_start);
       while (q.executeStep()) {
         Interval iv{q.getColumn(1).getInt64(), q.getColumn(2).getInt64()};
-        calls.push_back({iv, q.getColumn(3).getInt64()});
+        calls.push_back({iv, q.getColumn(3).getInt64(), q.getColumn(0).getInt64()});
         auto& n = by_name[q.getColumn(4).getString()];
         ++n.first;
         n.second += iv.length();
@@ -189,6 +191,11 @@ class AllocationChurn final : public Detector {
     f.evidence["by_name"] = bn;
     f.evidence["longest_api_call_id"] = longest_id;
     if (!where.empty()) f.evidence["enclosing_range"] = where;
+    {
+      SourceSites sites(facts, trace_id, "in allocation calls");  // where the allocations are made
+      for (const auto& c : calls) sites.add_api_call(c.id, c.iv.length());
+      attach_locations(f, sites.top(5));
+    }
     sink.report(std::move(f));
   }
 

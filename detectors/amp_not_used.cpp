@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "engine/analysis/detector.hpp"
+#include "engine/analysis/source_sites.hpp"
 #include "engine/common/format.hpp"
 
 namespace proflint {
@@ -206,6 +207,7 @@ class AmpNotUsed final : public Detector {
       // types. (Kineto's "Fwd thread id" numbers the profiler's own threads, not the OS thread id
       // the store keeps, so it cannot narrow the match; the counter is per thread and only
       // DataParallel-style replica threads could repeat a number.)
+      SourceSites sites(facts, trace_id, "GPU time");  // where the non-Tensor-Core GEMMs are called
       {
         struct Row {
           int64_t kid, dur, kname, oname;
@@ -246,6 +248,7 @@ class AmpNotUsed final : public Detector {
         for (const auto& r : rows) {
           int64_t kid = r.kid, dur = r.dur;
           ++count;
+          sites.add_kernel(kid, dur);
           if (r.iteration) {
             int64_t it = *r.iteration;
             first_iter = first_iter ? std::min(*first_iter, it) : it;
@@ -417,6 +420,7 @@ class AmpNotUsed final : public Detector {
       }
       f.evidence["top_kernels"] = std::move(top_kernels);
       f.evidence["example_kernel_ids"] = examples;
+      attach_locations(f, sites.top(3));
       sink.report(std::move(f));
     }
   }

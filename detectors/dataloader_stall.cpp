@@ -14,6 +14,7 @@
 #include "engine/analysis/dataloader_ranges.hpp"
 #include "engine/analysis/detector.hpp"
 #include "engine/analysis/idle_claims.hpp"
+#include "engine/analysis/source_sites.hpp"
 #include "engine/common/format.hpp"
 #include "engine/common/intervals.hpp"
 
@@ -590,6 +591,10 @@ class DataloaderStall final : public Detector {
         names.push_back({{"name", name}, {"count", v.first}, {"host_time_ns", v.second}});
       f.evidence["annotations"] = names;
       f.evidence["example_range_id"] = example;
+      // Where the loop fetches its batches, when the profile records Python frames.
+      SourceSites sites(facts, trace_id, "fetching");
+      for (const auto& a : *annotations) sites.add_range(a.id, a.dur);
+      attach_locations(f, sites.top(3));
     }
     f.evidence["verdict"] = input_bound ? "input_bound" : "input_stall";
     sink.report(std::move(f));

@@ -15,6 +15,7 @@
 #include "engine/analysis/dataloader_ranges.hpp"
 #include "engine/analysis/detector.hpp"
 #include "engine/analysis/idle_claims.hpp"
+#include "engine/analysis/source_sites.hpp"
 #include "engine/common/format.hpp"
 #include "engine/common/intervals.hpp"
 
@@ -483,6 +484,12 @@ class HostSync final : public Detector {
       j["sites"] = top_sites(g, 4);
       j["example_api_call_id"] = g.example;
       f.evidence[std::string(class_name(c))] = j;
+    }
+    {
+      // Where the syncs are called from, when the profile records Python frames (with_stack).
+      SourceSites sites(facts, trace_id, "host blocked");
+      for (const Sync* s : avoidable) sites.add_api_call(s->id, s->blocked);
+      attach_locations(f, sites.top(5));
     }
     if (copies > 0) f.evidence["blocking_copy_syncs"] = fmt::format("{} (reported by sync-memcpy)", copies);
     if (warmup_library > 0)

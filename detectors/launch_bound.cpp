@@ -12,6 +12,7 @@
 
 #include "engine/analysis/detector.hpp"
 #include "engine/analysis/idle_claims.hpp"
+#include "engine/analysis/source_sites.hpp"
 #include "engine/common/format.hpp"
 
 namespace proflint {
@@ -80,6 +81,7 @@ class LaunchBound final : public Detector {
       int64_t prev_end = -1;
       std::vector<int64_t> launch_starts, ends;
       std::vector<Interval> late_pieces;  // the late-launch gaps, for the claims
+      std::vector<std::pair<int64_t, int64_t>> late_kernels;  // kernel id, the gap before it
       std::map<int64_t, std::pair<int64_t, int64_t>> late_idle_by_op;  // op of the kernel after a late gap -> idle ns, gaps
       int64_t replayed = 0;
       for (const auto& w : work) {
@@ -103,6 +105,7 @@ class LaunchBound final : public Detector {
             ++late_gaps;
             late_idle_ns += gap;
             late_pieces.push_back({prev_end, w.start});
+            late_kernels.emplace_back(w.id, gap);
             if (w.op >= 0) {
               late_idle_by_op[w.op].first += gap;
               ++late_idle_by_op[w.op].second;
@@ -229,6 +232,12 @@ class LaunchBound final : public Detector {
       f.evidence["median_queue_depth"] = median_depth;
       f.evidence["gpu_utilization"] = dev.gpu_utilization;
       f.evidence["example_kernel_id"] = example;
+      {
+        // The code whose launches came late, when the profile records Python frames.
+        SourceSites sites(facts, trace_id, "GPU idle before its launches");
+        for (const auto& [id, gap] : late_kernels) sites.add_kernel(id, gap);
+        attach_locations(f, sites.top(5));
+      }
       if (replayed > 0) f.evidence["graph_replayed_kernels"] = replayed;
       if (region.idle_ns > 0) {
         f.evidence["graph_candidate_region"] = region.name;

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "engine/analysis/detector.hpp"
+#include "engine/analysis/source_sites.hpp"
 #include "engine/common/format.hpp"
 #include "engine/common/intervals.hpp"
 
@@ -111,6 +112,7 @@ class MemcpyBound final : public Detector {
     auto& db = facts.db();
     std::map<std::string, Direction> dirs;
     std::vector<Interval> copies;
+    SourceSites sites(facts, summary.trace_id, "copy time");  // where the copies are issued
     {
       SQLite::Statement q(db,
           "SELECT id, kind, src_kind, dst_kind, start_ns, end_ns, dur_ns, coalesce(bytes, 0) FROM memcpy "
@@ -124,6 +126,7 @@ class MemcpyBound final : public Detector {
         if (d.count == 0) d.example = q.getColumn(0).getInt64();
         ++d.count;
         int64_t dur = q.getColumn(6).getInt64(), bytes = q.getColumn(7).getInt64();
+        sites.add_memcpy(q.getColumn(0).getInt64(), dur);
         d.time += dur;
         d.bytes += bytes;
         auto src = q.getColumn(2).isNull() ? "" : q.getColumn(2).getString();
@@ -308,6 +311,7 @@ class MemcpyBound final : public Detector {
     if (iterations > 0) f.evidence["bytes_per_iteration"] = top.bytes / iterations;
     f.evidence["top_ops"] = top_ops;
     f.evidence["example_memcpy_id"] = top.example;
+    attach_locations(f, sites.top(5));
     sink.report(std::move(f));
   }
 

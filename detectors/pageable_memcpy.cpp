@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "engine/analysis/detector.hpp"
+#include "engine/analysis/source_sites.hpp"
 #include "engine/common/format.hpp"
 
 namespace proflint {
@@ -71,11 +72,14 @@ class PageableMemcpy final : public Detector {
         c.bind(1, trace_id);
         c.bind(2, device);
         std::vector<int64_t> ids, durs;
+        SourceSites sites(facts, trace_id, "copy time");
         while (c.executeStep()) {
           ids.push_back(c.getColumn(0).getInt64());
           durs.push_back(c.getColumn(1).getInt64());
+          sites.add_memcpy(ids.back(), durs.back());
         }
         claim_in_proportion(f, "memcpy", ids, durs);
+        attach_locations(f, sites.top(5));
       }
       f.confidence = 0.6;
       f.evidence["copies"] = count;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/analysis/detector.hpp"
+#include "engine/analysis/source_sites.hpp"
 #include "engine/common/format.hpp"
 #include "engine/common/intervals.hpp"
 
@@ -91,7 +92,7 @@ class SyncMemcpy final : public Detector {
         continue;
       }
       int64_t kernel_busy = kernels.count(device) ? total_length(kernels.at(device)) : 0;
-      report(trace_id, *summary, device, list, exposed, blocked, kernel_busy, sink);
+      report(facts, trace_id, *summary, device, list, exposed, blocked, kernel_busy, sink);
     }
   }
 
@@ -170,7 +171,7 @@ class SyncMemcpy final : public Detector {
     return true;
   }
 
-  void report(int64_t trace_id, const TraceSummary& summary, int64_t device, const std::vector<Copy*>& list, int64_t exposed,
+  void report(const Facts& facts, int64_t trace_id, const TraceSummary& summary, int64_t device, const std::vector<Copy*>& list, int64_t exposed,
               int64_t blocked, int64_t kernel_busy, FindingSink& sink) const {
     struct Group { int64_t count = 0, bytes = 0, blocked = 0, exposed = 0; std::map<std::string, int64_t> apis; };
     std::map<Why, Group> groups;
@@ -237,6 +238,9 @@ class SyncMemcpy final : public Detector {
         exposed_each.push_back(c->exposed);
       }
       claim_in_proportion(f, "memcpy", ids, exposed_each);
+      SourceSites sites(facts, trace_id, "host blocked");
+      for (const Copy* c : list) sites.add_memcpy(c->memcpy_id, c->block_end - c->api_start);
+      attach_locations(f, sites.top(5));
     }
     f.savings_method = fmt::format(
         "host-blocked copy time during which no kernel ran on the GPU x {:.2f} (overlap_fraction: the part an async, "

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/analysis/detector.hpp"
+#include "engine/analysis/source_sites.hpp"
 #include "engine/common/format.hpp"
 #include "engine/common/intervals.hpp"
 
@@ -132,6 +133,9 @@ class SyncMemset final : public Detector {
       f.evidence["memory_kinds"] = join(kinds);
       if (!ops.empty()) f.evidence["ops"] = join(ops);
       f.evidence["example_memset_id"] = list.front()->memset_id;
+      SourceSites sites(facts, trace_id, "host blocked");
+      for (const Set* s : list) sites.add_memset(s->memset_id, s->api_end - s->api_start);
+      attach_locations(f, sites.top(5));
       sink.report(std::move(f));
     }
   }

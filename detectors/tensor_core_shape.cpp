@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "engine/analysis/detector.hpp"
+#include "engine/analysis/source_sites.hpp"
 #include "engine/common/format.hpp"
 
 namespace proflint {
@@ -214,6 +215,7 @@ class TensorCoreShape final : public Detector {
     };
     std::map<std::pair<std::string, std::string>, Group> groups;
     int64_t affected_ns = 0, affected_tc_ns = 0, ops_count = 0, first_iter = -1, last_iter = -1;
+    SourceSites sites(facts, trace_id, "GPU time");
     for (const auto& [op_id, f] : flagged) {
       bool nested = false;
       int guard = 0;
@@ -224,6 +226,7 @@ class TensorCoreShape final : public Detector {
         }
       }
       if (nested) continue;
+      sites.add_op(op_id, f.gpu_ns);
       std::string dims_text;
       for (const auto& [d, padded] : f.bad)
         dims_text += fmt::format("{}{}={} (pad to {})", dims_text.empty() ? "" : ", ", d.label, d.value, padded);
@@ -312,6 +315,7 @@ class TensorCoreShape final : public Detector {
       top.push_back(std::move(o));
     }
     f.evidence["top_shapes"] = std::move(top);
+    attach_locations(f, sites.top(5));
     sink.report(std::move(f));
   }
 

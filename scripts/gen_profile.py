@@ -339,6 +339,21 @@ def main(argv=None):
     return 0
 
 
+def source_scenario_main(argv):
+    """gen_profile.py source-scenario NAME -o FILE: a with_stack/with_modules Kineto trace for source
+    and module attribution (genprof/source_scenarios.py)."""
+    from genprof import source_scenarios
+    p = argparse.ArgumentParser(prog="gen_profile.py source-scenario", description=source_scenario_main.__doc__)
+    p.add_argument("name", choices=sorted(source_scenarios.SCENARIOS))
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--quiet", action="store_true")
+    a = p.parse_args(argv)
+    n = source_scenarios.write(a.name, a.output)
+    if not a.quiet:
+        sys.stderr.write("gen_profile: source scenario %s -> %s: %d events\n" % (a.name, a.output, n))
+    return 0
+
+
 def host_activity_main(argv):
     """gen_profile.py host-activity --kind io|cpu|quiet [--steps N] [--seed S] -o OUT.sqlite
 
@@ -390,6 +405,8 @@ def samples_main(argv):
 if __name__ == "__main__":
     if sys.argv[1:2] == ["samples"]:
         sys.exit(samples_main(sys.argv[2:]))
+    if sys.argv[1:2] == ["source-scenario"]:
+        sys.exit(source_scenario_main(sys.argv[2:]))
     if sys.argv[1:2] == ["host-activity"]:
         sys.exit(host_activity_main(sys.argv[2:]))
     if len(sys.argv) > 1 and sys.argv[1] == "graphs":

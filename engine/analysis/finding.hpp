@@ -21,6 +21,21 @@ struct Scope {
   std::optional<int64_t> iter_first, iter_last;  // iteration ordinals the finding covers
 };
 
+// A place in the user's code that a finding's evidence comes from (schema/0008_source.sql):
+// the innermost user frame of the ops, syncs, copies or launches behind it, with how often and
+// how long per step. Filled by detectors through engine/analysis/source_sites.hpp.
+struct SourceLocation {
+  std::string file;               // as the profile records it, e.g. 'train.py'; '' when only the module is known
+  int64_t line = 0;               // 0 when unknown
+  std::string function;
+  std::string module_path;        // nn.Module path, e.g. 'Net_0/Encoder_0/Linear_2'; '' when not recorded
+  std::string what;               // the op or call seen there most, e.g. 'aten::item'
+  int64_t count = 0;              // evidence items at this place
+  int64_t time_ns = 0;            // their time (time_label says which)
+  std::string time_label;         // e.g. 'host blocked', 'GPU time', 'waited'
+  int64_t iterations = 0;         // steps the per-step figures divide by (0: the trace has none)
+};
+
 struct Finding {
   std::string id;                       // detector/rule id, kebab-case
   std::string title;
@@ -65,6 +80,9 @@ struct Finding {
   // one job (ranking.hpp, "One finding per job problem"): the per-rank/per-GPU findings it merges,
   // each with its own scope, estimate, overlaps and evidence. Empty for an ordinary finding.
   std::vector<Finding> instances;
+  // Where in the user's code the evidence comes from, largest time first (empty when the profile
+  // records no Python frames); rendered as text, JSON, markdown and SARIF physicalLocations.
+  std::vector<SourceLocation> locations;
 };
 
 // A check that ran and stayed under its threshold: recorded so that nobody reads a missing finding

@@ -339,7 +339,72 @@ std::vector<TraceSummary> summarize(Store& store) {
       s.issues.push_back({issues.getColumn(0).getString(), issues.getColumn(2).getString(),
                           issues.getColumn(3).getString(), issues.getColumn(1).getInt64()});
     }
+    s.modules = summarize_modules(db, s.trace_id);
     summarize_graphs_compiled(db, s);
+  }
+  return out;
+}
+
+std::vector<ModuleSummary> summarize_modules(SQLite::Database& db, int64_t trace_id) {
+  struct Sums {
+    int64_t kernels = 0, ns = 0, self_ns = 0, tc_ns = 0;
+  };
+  std::map<std::string, Sums> by_path;
+  int64_t kernel_time = 0;
+  try {
+    SQLite::Statement q(db,
+                        "SELECT m.value, count(*), sum(k.dur_ns), sum(CASE WHEN k.is_tensor_core = 1 THEN k.dur_ns ELSE 0 "
+                        "END) FROM _kernel k JOIN _source s ON s.op_id = k.op_id JOIN string m ON m.id = s.module_path_id "
+                        "WHERE k.trace_id = ? GROUP BY s.module_path_id");
+    q.bind(1, trace_id);
+    while (q.executeStep()) {
+      std::string path = q.getColumn(0).getString();
+      int64_t n = q.getColumn(1).getInt64(), ns = q.getColumn(2).getInt64(), tc = q.getColumn(3).getInt64();
+      by_path[path].self_ns += ns;
+      // Inclusive figures: the path and each of its ancestors ('a/b/c' -> 'a/b', 'a').
+      for (size_t end = path.size();;) {
+        Sums& s = by_path[path.substr(0, end)];
+        s.kernels += n;
+        s.ns += ns;
+        s.tc_ns += tc;
+        size_t slash = path.rfind('/', end - 1);
+        if (slash == std::string::npos || slash == 0) break;
+        end = slash;
+      }
+    }
+  } catch (const SQLite::Exception&) {
+    return {};  // a store older than schema 0008
+  }
+  if (by_path.empty()) return {};
+  kernel_time = scalar(db, "SELECT coalesce(sum(dur_ns), 0) FROM _kernel WHERE trace_id = ?", trace_id);
+  // Tree order: each module after its parent, siblings by GPU time (then name).
+  std::map<std::string, std::vector<std::string>> children;
+  for (const auto& [path, s] : by_path) {
+    size_t slash = path.rfind('/');
+    children[slash == std::string::npos ? std::string() : path.substr(0, slash)].push_back(path);
+  }
+  for (auto& [parent, list] : children)
+    std::sort(list.begin(), list.end(), [&](const std::string& a, const std::string& b) {
+      if (by_path[a].ns != by_path[b].ns) return by_path[a].ns > by_path[b].ns;
+      return a < b;
+    });
+  std::vector<ModuleSummary> out;
+  std::vector<std::string> stack(children[""].rbegin(), children[""].rend());
+  while (!stack.empty()) {
+    std::string path = std::move(stack.back());
+    stack.pop_back();
+    const Sums& s = by_path[path];
+    ModuleSummary m;
+    m.path = path;
+    m.kernel_count = s.kernels;
+    m.gpu_time_ns = s.ns;
+    m.self_gpu_time_ns = s.self_ns;
+    m.tensor_core_time_ns = s.tc_ns;
+    m.share_of_kernel_time = kernel_time > 0 ? static_cast<double>(s.ns) / static_cast<double>(kernel_time) : 0.0;
+    m.tensor_core_share = s.ns > 0 ? static_cast<double>(s.tc_ns) / static_cast<double>(s.ns) : 0.0;
+    out.push_back(std::move(m));
+    if (auto it = children.find(path); it != children.end())
+      for (auto c = it->second.rbegin(); c != it->second.rend(); ++c) stack.push_back(*c);
   }
   return out;
 }

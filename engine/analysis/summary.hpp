@@ -58,6 +58,18 @@ struct ImportIssueSummary {
   int64_t count = 0;
 };
 
+// GPU time under one nn.Module path (schema/0008_source.sql, source.module_path): the kernels of
+// the ops recorded inside the module, its sub-modules included; each kernel counts once per path.
+struct ModuleSummary {
+  std::string path;               // 'Net_0/Encoder_0/Block_2'
+  int64_t kernel_count = 0;
+  int64_t gpu_time_ns = 0;        // summed kernel durations, sub-modules included
+  int64_t self_gpu_time_ns = 0;   // the part in ops directly inside it (not in a sub-module)
+  int64_t tensor_core_time_ns = 0;
+  double share_of_kernel_time = 0;  // gpu_time_ns / the trace's kernel time
+  double tensor_core_share = 0;     // tensor_core_time_ns / gpu_time_ns
+};
+
 // One CUDA graph replayed in the trace (table cuda_graph).
 struct GraphSummary {
   int64_t graph_id = 0;
@@ -111,11 +123,17 @@ struct TraceSummary {
   int64_t tc_eligible_no_tc_gpu_ns = 0;  // their kernel time
   IterationSummary iterations;
   std::vector<ImportIssueSummary> issues;
+  // The module view (profiles recorded with_modules=True): every module path, sub-modules after
+  // their parent, siblings by GPU time. Empty when no module was recorded.
+  std::vector<ModuleSummary> modules;
   std::vector<GraphSummary> graphs;  // by GPU time, largest first; empty when no graph was replayed
   CompiledSummary compiled;          // regions = 0 and triton_kernels = 0 when torch.compile left no trace
   // Sampling logs and operator logs of this trace (engine/analysis/system_view.hpp); empty when none.
   SystemView system_view;
 };
+
+// The module view of one trace (TraceSummary::modules), from the kernels' ops and their source rows.
+std::vector<ModuleSummary> summarize_modules(SQLite::Database& db, int64_t trace_id);
 
 // An op node, as the DLProf-style reports aggregate op instances: the op path without the
 // iteration marker prefix ("/ProfilerStep#5/aten::conv2d" -> "/aten::conv2d"), the pass and the op type.

@@ -73,7 +73,10 @@ LoadOptions load_options(const CommonOptions& o) {
       throw Error("--sample-offset must be a number of seconds between -1e9 and 1e9");
     l.sample_offset_ns = static_cast<int64_t>(std::llround(*o.sample_offset_s * 1e9));
   }
-  l.rederive = l.derive.key_node || o.iter_start || o.iter_stop || !config.tensor_core_patterns.empty();
+  l.derive.source_skip = config.source_skip;
+  l.derive.source_keep = config.source_keep;
+  l.rederive = l.derive.key_node || o.iter_start || o.iter_stop || !config.tensor_core_patterns.empty() ||
+               !config.source_skip.empty() || !config.source_keep.empty();
   return l;
 }
 

@@ -276,7 +276,7 @@ Config parse_config(const std::string& text, const std::string& source) {
   }
   Config config;
   config.source = source;
-  reject_unknown_keys(root, {"detectors", "gate", "iterations", "rules", "suppress", "tensor_cores"}, "", source);
+  reject_unknown_keys(root, {"detectors", "gate", "iterations", "rules", "source", "suppress", "tensor_cores"}, "", source);
   if (const auto* node = root.get("gate")) config.gate = parse_gate(*node, source);
   if (const auto* node = root.get("tensor_cores")) {
     const auto* table = node->as_table();
@@ -287,6 +287,13 @@ Config parse_config(const std::string& text, const std::string& source) {
       for (auto& s : string_list(*n, "tensor_cores.not", source)) config.tensor_core_patterns.push_back({s, false});
     if (const auto* n = table->get("uses"))
       for (auto& s : string_list(*n, "tensor_cores.uses", source)) config.tensor_core_patterns.push_back({s, true});
+  }
+  if (const auto* node = root.get("source")) {
+    const auto* table = node->as_table();
+    if (!table) throw Error(fmt::format("{}: 'source' must be a table", where(source, node->source())));
+    reject_unknown_keys(*table, {"keep", "skip"}, "source", source);
+    if (const auto* n = table->get("skip")) config.source_skip = string_list(*n, "source.skip", source);
+    if (const auto* n = table->get("keep")) config.source_keep = string_list(*n, "source.keep", source);
   }
   if (const auto* node = root.get("iterations")) {
     const auto* table = node->as_table();
@@ -456,6 +463,15 @@ std::string dump_config(const Config& config) {
   out += fmt::format(
       "\n[tensor_cores]\n# kernel-name substrings checked before the built-in table\nuses = [{}]\nnot = [{}]\n", uses,
       nots);
+  {
+    std::string skip, keep;
+    for (const auto& p : config.source_skip) skip += (skip.empty() ? "" : ", ") + toml_quote(p);
+    for (const auto& p : config.source_keep) keep += (keep.empty() ? "" : ", ") + toml_quote(p);
+    out += fmt::format(
+        "\n[source]\n# top-level Python packages whose frames source attribution looks past, added to / removed "
+        "from the built-in list (torch, the standard library, ...)\nskip = [{}]\nkeep = [{}]\n",
+        skip, keep);
+  }
   for (const auto& [id, dc] : config.detectors) {
     out += fmt::format("\n[detectors.{}]\n", toml_key(id));
     if (dc.enabled) out += fmt::format("enabled = {}\n", *dc.enabled ? "true" : "false");

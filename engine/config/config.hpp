@@ -97,6 +97,9 @@ struct Config {
   std::vector<Suppression> suppressions;                // [[suppress]]
   RulesConfig rules;                                    // [rules], [rules.<id>]
   GateConfig gate;                                      // [gate], [gate.budgets]
+  // [source] skip / keep: top-level Python packages source attribution treats as library code
+  // in addition to / instead of the built-in list (engine/derive/source.hpp).
+  std::vector<std::string> source_skip, source_keep;
 };
 
 // Parses TOML text; `source` names the file in error messages.

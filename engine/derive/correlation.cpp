@@ -77,6 +77,16 @@ void correlate_gpu_to_api(TraceData& t) {
   }
 }
 
+size_t first_host_range(const std::vector<RangeRec>& ranges, int64_t pid, int64_t tid) {
+  return static_cast<size_t>(std::lower_bound(ranges.begin(), ranges.end(), std::pair{pid, tid},
+                                              [](const RangeRec& r, const std::pair<int64_t, int64_t>& key) {
+                                                if (r.kind == RangeKind::gpu_user_annotation) return false;
+                                                if (r.pid != key.first) return r.pid < key.first;
+                                                return r.tid < key.second;
+                                              }) -
+                             ranges.begin());
+}
+
 void attribute_api_to_ops(TraceData& t) {
   // Ranges are sorted by (side, pid, tid, start); API calls by (pid, tid, start). Walk both per thread.
   const auto& ranges = t.ranges;
@@ -92,13 +102,7 @@ void attribute_api_to_ops(TraceData& t) {
       cur_tid = a.tid;
       stack.clear();
       // Jump to this thread's host ranges (host ranges sort before GPU-side annotations).
-      ri = static_cast<size_t>(std::lower_bound(ranges.begin(), ranges.end(), std::pair{cur_pid, cur_tid},
-                                                [](const RangeRec& r, const std::pair<int64_t, int64_t>& key) {
-                                                  if (r.kind == RangeKind::gpu_user_annotation) return false;
-                                                  if (r.pid != key.first) return r.pid < key.first;
-                                                  return r.tid < key.second;
-                                                }) -
-                               ranges.begin());
+      ri = first_host_range(ranges, cur_pid, cur_tid);
     }
     for (; ri < ranges.size() && ranges[ri].kind != RangeKind::gpu_user_annotation && ranges[ri].pid == cur_pid &&
            ranges[ri].tid == cur_tid && ranges[ri].start <= a.start;

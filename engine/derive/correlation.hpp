@@ -11,6 +11,10 @@ namespace proflint {
 // Sets GpuRec::api and ApiRec::launches.
 void correlate_gpu_to_api(TraceData& trace);
 
+// Position of the first host range of thread (pid, tid) in nest_ranges' order (host ranges by
+// pid, tid, start; GPU-side annotations after them), or where it would be.
+size_t first_host_range(const std::vector<RangeRec>& ranges, int64_t pid, int64_t tid);
+
 // api_call -> innermost op enclosing its start on the same (pid, tid), one sorted sweep per
 // thread; falls back to the op whose range has the call's Kineto External id.
 void attribute_api_to_ops(TraceData& trace);

@@ -23,6 +23,7 @@
 #include "engine/derive/iterations.hpp"
 #include "engine/derive/model.hpp"
 #include "engine/derive/ops.hpp"
+#include "engine/derive/source.hpp"
 #include "engine/derive/startup.hpp"
 #include "engine/derive/tensor_cores.hpp"
 
@@ -88,6 +89,7 @@ void compute(TraceData& t, std::vector<BreakdownRow>& breakdown) {
   resolve_tensor_cores_by_op(t);  // names the table cannot decide: the launching op's dtypes
   assign_iterations(t);
   aggregate_op_gpu_time(t);
+  attribute_sources(t);
   clock.lap("attribute");
   t.steady = find_startup(t);
   t.workload = classify_workload(t);
@@ -140,6 +142,8 @@ TraceData facts_of(TraceModel& m) {
     r.fwd_thread_id = f.fwd_thread_id;
     r.input_types_id = f.input_types_id;
     r.device_id = f.device_id;
+    r.call_stack_id = f.call_stack_id;
+    r.module_id = f.module_id;
     t.ranges.push_back(r);
   }
   t.apis.reserve(m.apis.size());
@@ -287,6 +291,7 @@ void keep_results(TraceData& t, std::vector<BreakdownRow>& breakdown, TraceModel
   d.key_node_problem = t.key_node_problem;
   d.iter_start = options.iter_start;
   d.iter_stop = options.iter_stop;
+  d.sources = std::move(t.sources);
   d.done = true;
   m.derived = std::move(d);
 }

@@ -21,6 +21,9 @@ struct DeriveOptions {
   // --job-by: how traces form jobs (docs/multi-rank.md): 'auto' (distributedInfo, nsys processes),
   // 'given' (all inputs are the ranks of one job), 'none' (every trace is a job of its own).
   std::string job_by = "auto";
+  // [source] skip / keep: top-level Python packages added to / removed from the built-in list of
+  // library code that source attribution looks past (engine/derive/source.hpp).
+  std::vector<std::string> source_skip, source_keep;
 };
 
 }  // namespace proflint

@@ -38,6 +38,8 @@ struct RangeRec {
   bool op_candidate = false;      // becomes an op row unless it turns out to be an iteration marker
   bool iteration_marker = false;  // the range delimits an iteration (ProfilerStep#N, key node, NVTX step)
   int64_t op_name_id = 0;         // name of the op it becomes (emit_nvtx text stripped to 'aten::add')
+  int64_t call_stack_id = kNone;  // 'Call stack' argument (source.hpp)
+  int64_t module_id = kNone;      // 'Module Hierarchy' argument (source.hpp)
   // derived
   int64_t parent = -1;  // index of the enclosing range on the same thread
   int32_t depth = 0;
@@ -147,6 +149,9 @@ struct TraceData {
   StringTable own_names;
   // normalize_op_type once per op name (ops repeat names; a node map keeps the texts in place).
   std::unordered_map<int64_t, std::string> op_type_of_name;
+
+  // derived: source and module attribution (source.hpp), in the model's row positions
+  std::vector<SourceFact> sources;
 
   const std::string& text(int64_t id) const { return (names ? *names : own_names).text(id); }
   int64_t intern(std::string_view value) { return (names ? *names : own_names).intern(value); }

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string_view>
 
 #include "engine/analysis/host_activity.hpp"
@@ -19,6 +20,7 @@
 #include "engine/common/suggest.hpp"
 #include "engine/common/utf8.hpp"
 #include "engine/derive/categories.hpp"
+#include "engine/derive/source.hpp"
 #include "engine/derive/tensor_cores.hpp"
 
 namespace proflint::lua {
@@ -597,6 +599,89 @@ int ctx_rows(lua_State* L) {
   lua_pushnil(L);
   lua_pushvalue(L, box);  // to-be-closed value of the generic for: finalizes on break or error
   return 4;
+}
+
+// ctx:source(op_id): where the op comes from in the user's code (schema/0008_source.sql), or nil.
+// Read into C++ values first, so that no Lua error can skip the destructors of the query.
+int ctx_source(lua_State* L) {
+  RunContext& run = run_of(L);
+  check_self(L, "source");
+  lua_Integer op_id = luaL_checkinteger(L, 2);
+  char err[kErr] = {0};
+  bool found = false;
+  std::string origin, file, function, site, module, stack;
+  int64_t line = 0;
+  bool has_file = false;
+  std::vector<std::pair<std::string, std::optional<PyFrame>>> frames;
+  try {
+    SQLite::Statement q(run.facts->db(),
+                        "SELECT origin, file, line, function, site, module_path, stack FROM source WHERE op_id = ?");
+    q.bind(1, static_cast<int64_t>(op_id));
+    if (q.executeStep()) {
+      found = true;
+      auto text = [&](int c) { return q.getColumn(c).isNull() ? std::string() : q.getColumn(c).getString(); };
+      origin = text(0);
+      has_file = !q.getColumn(1).isNull();
+      file = text(1);
+      line = q.getColumn(2).isNull() ? 0 : q.getColumn(2).getInt64();
+      function = text(3);
+      site = text(4);
+      module = text(5);
+      stack = text(6);
+      size_t pos = 0;
+      while (pos < stack.size()) {
+        size_t end = std::min(stack.find(';', pos), stack.size());
+        std::string f = stack.substr(pos, end - pos);
+        if (!f.empty()) frames.emplace_back(f, parse_py_frame(f));
+        pos = end + 1;
+      }
+    }
+  } catch (const std::exception& e) {
+    std::snprintf(err, kErr, "ctx:source: %s", e.what());
+  }
+  if (err[0]) return luaL_error(L, "%s", err);
+  if (!found) {
+    lua_pushnil(L);
+    return 1;
+  }
+  lua_newtable(L);
+  lua_pushstring(L, origin.c_str());
+  lua_setfield(L, -2, "origin");
+  if (has_file) {
+    lua_pushstring(L, file.c_str());
+    lua_setfield(L, -2, "file");
+    lua_pushinteger(L, static_cast<lua_Integer>(line));
+    lua_setfield(L, -2, "line");
+    lua_pushstring(L, function.c_str());
+    lua_setfield(L, -2, "function");
+    lua_pushstring(L, site.c_str());
+    lua_setfield(L, -2, "site");
+  }
+  if (!module.empty()) {
+    lua_pushstring(L, module.c_str());
+    lua_setfield(L, -2, "module_path");
+  }
+  lua_newtable(L);  // frames, innermost first
+  lua_Integer n = 0;
+  for (const auto& [text, parsed] : frames) {
+    lua_newtable(L);
+    lua_pushstring(L, text.c_str());
+    lua_setfield(L, -2, "text");
+    if (parsed) {
+      lua_pushstring(L, parsed->file.c_str());
+      lua_setfield(L, -2, "file");
+      lua_pushinteger(L, static_cast<lua_Integer>(parsed->line));
+      lua_setfield(L, -2, "line");
+      lua_pushstring(L, parsed->function.c_str());
+      lua_setfield(L, -2, "function");
+    } else if (auto m = module_frame_name(text)) {
+      lua_pushlstring(L, m->data(), m->size());
+      lua_setfield(L, -2, "module");
+    }
+    lua_rawseti(L, -2, ++n);
+  }
+  lua_setfield(L, -2, "frames");
+  return 1;
 }
 
 std::vector<std::string> need_names() {
@@ -1289,7 +1374,7 @@ void push_ctx(lua_State* L, RunContext& run, const nlohmann::json& options) {
   static const luaL_Reg methods[] = {
       {"below_threshold", ctx_below_threshold}, {"cpu_hotspots", ctx_cpu_hotspots}, {"has", ctx_has},
       {"host_waits", ctx_host_waits}, {"kernel_origin", ctx_kernel_origin}, {"log", ctx_log}, {"query", ctx_query},
-      {"report", ctx_report}, {"rows", ctx_rows}, {nullptr, nullptr}};
+      {"report", ctx_report}, {"rows", ctx_rows}, {"source", ctx_source}, {nullptr, nullptr}};
   for (const luaL_Reg* m = methods; m->name; ++m) {
     lua_pushlightuserdata(L, &run);
     lua_pushcclosure(L, m->func, 1);

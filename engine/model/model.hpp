@@ -188,6 +188,14 @@ struct SteadyFact {
   int64_t device_id = 0, window_start = 0, window_end = 0, steady_start = 0;
   std::string cause, evidence;
 };
+// Where an op (or an API call outside any op) comes from in the user's Python code
+// (schema/0008_source.sql; engine/derive/source.hpp). Text columns are string ids, kNone = NULL.
+struct SourceFact {
+  int64_t op = -1, api = -1, range = -1;  // position in ops / apis / ranges: exactly one is set
+  std::string_view origin;      // 'python_function' or 'call_stack' (static text)
+  int64_t file_id = kNone, line = kNone, function_id = kNone;  // innermost user frame
+  int64_t module_path_id = kNone, stack_id = kNone;
+};
 struct DerivedFacts {
   bool done = false;
   std::vector<int64_t> range_parent;  // per range: position of the enclosing range or -1
@@ -206,6 +214,7 @@ struct DerivedFacts {
   std::vector<int64_t> undescribed_devices;  // ran work without a device row: get one
   std::string key_node_problem;             // import issue 'key_node_not_found' when not empty
   std::optional<int64_t> iter_start, iter_stop;
+  std::vector<SourceFact> sources;  // source.hpp
 };
 
 struct TraceModel {

@@ -5,9 +5,11 @@
 
 #include <nlohmann/json.hpp>
 #include <algorithm>
+#include <cctype>
 #include <sstream>
 
 #include "engine/analysis/detector.hpp"
+#include "engine/analysis/source_sites.hpp"
 #include "engine/common/format.hpp"
 
 namespace proflint {
@@ -146,6 +148,41 @@ std::string overlap_text(const Finding& f) {
                      format_ns(shared), format_ns(f.gross_savings_ns), under);
 }
 
+json location_json(const SourceLocation& l) {
+  json j;
+  if (!l.file.empty()) {
+    j["file"] = l.file;
+    j["line"] = l.line;
+    j["function"] = l.function;
+  }
+  if (!l.module_path.empty()) j["module_path"] = l.module_path;
+  j["what"] = l.what;
+  j["count"] = l.count;
+  j["time_ns"] = l.time_ns;
+  j["time_label"] = l.time_label;
+  if (l.iterations > 0) {
+    j["iterations"] = l.iterations;
+    j["count_per_step"] = static_cast<double>(l.count) / static_cast<double>(l.iterations);
+    j["time_per_step_ns"] = l.time_ns / l.iterations;
+  }
+  j["text"] = location_text(l);
+  return j;
+}
+
+// A file name as a SARIF artifactLocation.uri (a URI reference): bytes outside the unreserved and
+// path characters are percent-encoded, backslashes become slashes.
+std::string file_uri(const std::string& file) {
+  std::string out;
+  for (unsigned char c : file) {
+    if (c == '\\') c = '/';
+    if (std::isalnum(c) || std::string_view("-._~/:@!$&'()*+,;=").find(static_cast<char>(c)) != std::string_view::npos)
+      out += static_cast<char>(c);
+    else
+      out += fmt::format("%{:02X}", c);
+  }
+  return out;
+}
+
 json finding_json(const Finding& f) {
   json j;
   j["id"] = f.id;
@@ -164,6 +201,11 @@ json finding_json(const Finding& f) {
   j["scope"] = scope_json(f.scope);
   j["evidence"] = f.evidence;
   j["source"] = f.source;
+  if (!f.locations.empty()) {
+    json locations = json::array();
+    for (const auto& l : f.locations) locations.push_back(location_json(l));
+    j["locations"] = locations;
+  }
   if (!f.instances.empty()) {
     // The per-rank/per-GPU findings this one merges, each as the detector reported it (after overlaps).
     json instances = json::array();
@@ -415,11 +457,17 @@ std::string render_findings_sarif(const AnalysisResult& r) {
         instances.push_back({{"scope", scope_json(in.scope)}, {"estimated_savings_ns", in.estimated_savings_ns}});
       result["properties"]["instances"] = instances;
     }
-    if (!uris.empty()) {
-      json locations = json::array();
-      for (const auto& uri : uris) locations.push_back({{"physicalLocation", {{"artifactLocation", {{"uri", uri}}}}}});
-      result["locations"] = locations;
+    // The code the evidence comes from first (code-scanning UIs annotate the first location's line),
+    // then the profile(s) it was measured in.
+    json locations = json::array();
+    for (const auto& l : f.locations) {
+      if (l.file.empty()) continue;
+      json physical = {{"artifactLocation", {{"uri", file_uri(l.file)}}}};
+      if (l.line >= 1) physical["region"] = {{"startLine", l.line}};
+      locations.push_back({{"physicalLocation", physical}, {"message", {{"text", location_text(l)}}}});
     }
+    for (const auto& uri : uris) locations.push_back({{"physicalLocation", {{"artifactLocation", {{"uri", uri}}}}}});
+    if (!locations.empty()) result["locations"] = locations;
     results.push_back(result);
   }
   // SARIF 2.1.0 §3.27.9: a result of kind "pass" says the check ran and found nothing to report;

@@ -377,6 +377,21 @@ std::string render_summary_text(const std::vector<TraceSummary>& traces, bool co
       out += fmt::format("    {} op(s) use no Tensor Core kernel: {} GPU time\n", t.tc_eligible_ops_no_tc,
                          format_ns(t.tc_eligible_no_tc_gpu_ns));
     }
+    if (!t.modules.empty()) {
+      // The module view: GPU time per nn.Module path (with_modules=True), sub-modules indented.
+      constexpr size_t kShown = 40;
+      out += "\n  modules (nn.Module paths; GPU time includes sub-modules):\n";
+      out += fmt::format("    {:>9} {:>6} {:>6}  {}\n", "GPU time", "share", "TC", "module");
+      for (size_t i = 0; i < t.modules.size() && i < kShown; ++i) {
+        const auto& m = t.modules[i];
+        size_t depth = static_cast<size_t>(std::count(m.path.begin(), m.path.end(), '/'));
+        std::string name = m.path.substr(m.path.rfind('/') == std::string::npos ? 0 : m.path.rfind('/') + 1);
+        out += fmt::format("    {:>9} {:>6} {:>6}  {}{}\n", format_ns(m.gpu_time_ns), format_percent(m.share_of_kernel_time),
+                           format_percent(m.tensor_core_share), std::string(2 * depth, ' '), name);
+      }
+      if (t.modules.size() > kShown)
+        out += fmt::format("    … {} more module path(s) in --format json\n", t.modules.size() - kShown);
+    }
     out += render_graphs_compiled_text(t);
     if (!t.system_view.empty()) out += render_system_view_text(t.system_view);
     if (t.issues.empty()) {
@@ -515,6 +530,14 @@ std::string render_summary_json(const std::vector<TraceSummary>& traces, const s
     for (const auto& i : t.issues) issues.push_back({{"kind", i.kind}, {"count", i.count}, {"example", i.example}, {"location", i.location}});
     j["import_issues"] = issues;
     if (!t.system_view.empty()) j["system_view"] = system_view_json(t.system_view);
+    if (!t.modules.empty()) {
+      json mods = json::array();
+      for (const auto& m : t.modules)
+        mods.push_back({{"path", m.path}, {"kernel_count", m.kernel_count}, {"gpu_time_ns", m.gpu_time_ns},
+                        {"self_gpu_time_ns", m.self_gpu_time_ns}, {"tensor_core_time_ns", m.tensor_core_time_ns},
+                        {"share_of_kernel_time", m.share_of_kernel_time}, {"tensor_core_share", m.tensor_core_share}});
+      j["modules"] = mods;
+    }
     arr.push_back(j);
   }
   root["traces"] = arr;

@@ -189,13 +189,16 @@ struct Writer {
                       "VALUES (?,?,?,?,?,?,?,?,?)"),
         point_ins(h, "INSERT INTO sample_point(series_id, ts_ns, value) VALUES (?,?,?)"),
         operator_ins(h, "INSERT INTO operator_timing(trace_id, source, operator, module, time_ns, count, first_line) "
-                        "VALUES (?,?,?,?,?,?,?)") {}
+                        "VALUES (?,?,?,?,?,?,?)"),
+        source_ins(h, "INSERT INTO _source(trace_id, op_id, api_call_id, range_id, origin, file_id, line, function_id, "
+                      "module_path_id, stack_id) VALUES (?,?,?,?,?,?,?,?,?,?)") {}
 
   sqlite3* db;
   Stmt trace_ins, device_ins, process_ins, thread_ins, stream_ins, kernel_ins, memcpy_ins, memset_ins, api_ins, range_ins,
       collective_ins, flow_ins, memory_ins, counter_ins, sync_ins, issue_ins, op_ins, iteration_ins, breakdown_ins,
       steady_ins, undescribed_ins, graph_node_ins, series_ins, point_ins, operator_ins;
   Stmt os_call_ins, cpu_sample_ins, cpu_frame_ins;
+  Stmt source_ins;  // schema/0008_source.sql
 
   static int64_t at(int64_t base, int64_t index) { return index >= 0 ? base + index : kNone; }
   static int64_t sid(const Bases& b, int64_t local) {
@@ -370,6 +373,9 @@ struct Writer {
       for (auto c : kBreakdownCategories) steady_ins.i64(steady_rows[s.device_id][c]);
       steady_ins.run();
     }
+    for (const auto& src : d.sources)
+      source_ins.i64(t).i64(at(b.op, src.op)).i64(at(b.api, src.api)).i64(at(b.range, src.range)).text(src.origin).i64(sid(b, src.file_id))
+          .i64(src.line).i64(sid(b, src.function_id)).i64(sid(b, src.module_path_id)).i64(sid(b, src.stack_id)).run();
     if (!d.key_node_problem.empty())
       issue_ins.i64(t).text(std::string_view("key_node_not_found")).i64(1).text(std::string_view(d.key_node_problem))
           .text(std::string_view("--key-node")).run();

@@ -1,4 +1,22 @@
--- user_version 6
+-- user_version 8
+-- index cpu_sample_by_time
+CREATE INDEX cpu_sample_by_time ON _cpu_sample(trace_id, ts_ns);
+
+-- index kernel_compiled_by_region
+CREATE INDEX kernel_compiled_by_region ON kernel_compiled(region_range_id);
+
+-- index os_call_by_thread
+CREATE INDEX os_call_by_thread ON _os_call(trace_id, pid, tid, start_ns);
+
+-- index source_api_call
+CREATE INDEX source_api_call ON _source(api_call_id);
+
+-- index source_op
+CREATE INDEX source_op ON _source(op_id);
+
+-- index source_range
+CREATE INDEX source_range ON _source(range_id);
+
 -- table _api_call
 CREATE TABLE _api_call (
   id             INTEGER PRIMARY KEY,
@@ -22,6 +40,27 @@ CREATE TABLE _counter (
   ts_ns     INTEGER NOT NULL,
   name_id   INTEGER NOT NULL,  -- metric name as recorded
   value     REAL
+);
+
+-- table _cpu_frame
+CREATE TABLE _cpu_frame (
+  sample_id  INTEGER NOT NULL,  -- cpu_sample.id
+  trace_id   INTEGER NOT NULL,
+  depth      INTEGER NOT NULL,  -- 0 = the function executing when sampled, 1 = its caller, ...
+  name_id    INTEGER NOT NULL,  -- function (symbol) name; an unresolved address reads '0x7fd99b3515d4'
+  module_id  INTEGER,           -- string id of the library or executable that holds it, when recorded
+  PRIMARY KEY (sample_id, depth)
+);
+
+-- table _cpu_sample
+CREATE TABLE _cpu_sample (
+  id        INTEGER PRIMARY KEY,
+  trace_id  INTEGER NOT NULL,
+  pid       INTEGER,
+  tid       INTEGER,           -- the sampled thread
+  ts_ns     INTEGER NOT NULL,  -- when the sample was taken
+  cpu       INTEGER,           -- CPU core it ran on, when recorded
+  leaf_id   INTEGER            -- string id of the innermost frame's function (NULL: no call chain recorded)
 );
 
 -- table _kernel
@@ -107,6 +146,19 @@ CREATE TABLE _op (
   tc_time_ns      INTEGER           -- part of gpu_time_ns in Tensor Core kernels
 );
 
+-- table _os_call
+CREATE TABLE _os_call (
+  id             INTEGER PRIMARY KEY,
+  trace_id       INTEGER NOT NULL,
+  pid            INTEGER,           -- process
+  tid            INTEGER,           -- OS thread id of the calling thread
+  start_ns       INTEGER NOT NULL,
+  dur_ns         INTEGER NOT NULL,  -- time inside the call (blocked or working)
+  name_id        INTEGER NOT NULL,  -- function name as recorded ('read', 'pthread_cond_timedwait', 'poll')
+  return_value   INTEGER,           -- as recorded (nsys writes 0 for most calls)
+  nesting_level  INTEGER            -- 0 for a call made by the program, >0 for one made inside another traced call
+);
+
 -- table _range
 CREATE TABLE _range (
   id              INTEGER PRIMARY KEY,
@@ -128,6 +180,20 @@ CREATE TABLE _range (
   module_id       INTEGER,           -- nn.Module hierarchy when recorded (string.id)
   parent_id       INTEGER,           -- derived: enclosing range on the same thread
   depth           INTEGER            -- derived: 0 for top level
+);
+
+-- table _source
+CREATE TABLE _source (
+  trace_id       INTEGER NOT NULL,
+  op_id          INTEGER,           -- op.id, or NULL for a row about an API call
+  api_call_id    INTEGER,           -- api_call.id of a call outside any op, else NULL
+  range_id       INTEGER,           -- range.id of a DataLoader fetch annotation, else NULL
+  origin         TEXT NOT NULL,     -- 'python_function' (with_stack events) or 'call_stack' (op argument)
+  file_id        INTEGER,           -- innermost user frame: file as recorded, e.g. 'train.py' (string.id); NULL when every frame was skipped
+  line           INTEGER,           -- its line number as recorded
+  function_id    INTEGER,           -- its function name, e.g. 'log_metrics' (string.id)
+  module_path_id INTEGER,           -- nn.Module path, outermost first, '/'-separated, e.g. 'Net_0/Encoder_0/Linear_2' (string.id); NULL when none recorded
+  stack_id       INTEGER            -- all recorded Python frames, innermost first, ';'-separated 'file(LINE): function' (string.id)
 );
 
 -- table breakdown
@@ -187,6 +253,44 @@ CREATE TABLE collective_participation (
   PRIMARY KEY (job_id, instance_id, rank)
 );
 
+-- table compiled_region
+CREATE TABLE compiled_region (
+  range_id           INTEGER PRIMARY KEY, -- range.id
+  trace_id           INTEGER NOT NULL,
+  name               TEXT NOT NULL,       -- the range's name
+  frame              TEXT,                -- Dynamo frame/compile id from 'Torch-Compiled Region: 0/1' ('0/1'), else NULL
+  pass               TEXT NOT NULL,       -- 'bwd' for CompiledFunctionBackward, else 'fwd'
+  iteration          INTEGER,             -- iteration.iteration it started in, NULL outside any
+  start_ns           INTEGER NOT NULL,
+  dur_ns             INTEGER NOT NULL,
+  triton_kernels     INTEGER NOT NULL,    -- Triton kernels launched inside it
+  triton_time_ns     INTEGER NOT NULL,
+  other_kernels      INTEGER NOT NULL,    -- non-Triton kernels launched inside it: eager fallbacks and library calls (aten::mm)
+  other_time_ns      INTEGER NOT NULL,
+  fallback_ops       INTEGER NOT NULL,    -- ops inside it that launched those non-Triton kernels
+  graph_break_before INTEGER NOT NULL     -- 1 when framework ops ran eagerly on the same thread between the previous forward
+                                          -- region of the same iteration and this one (a graph break), else 0; always 0 for 'bwd'
+);
+
+-- table cuda_graph
+CREATE TABLE cuda_graph (
+  trace_id               INTEGER NOT NULL,
+  graph_id               INTEGER NOT NULL, -- recorded graph id; else 1, 2, ... in order of first replay, one per distinct
+                                           -- sequence of kernel names a launch replays
+  id_source              TEXT NOT NULL,    -- 'recorded' (the profile's id) or 'kernel_sequence' (numbered by proflint)
+  device_id              INTEGER,          -- device of its first kernel
+  replays                INTEGER NOT NULL, -- graph launches seen
+  kernels_per_replay     INTEGER NOT NULL, -- kernels of its first replay
+  gpu_time_ns            INTEGER NOT NULL, -- summed duration of all its replayed kernels
+  gpu_time_per_replay_ns INTEGER NOT NULL, -- gpu_time_ns / replays
+  span_per_replay_ns     INTEGER NOT NULL, -- mean time from a replay's first kernel start to its last kernel end
+  capture_start_ns       INTEGER,          -- start of the stream capture (cudaStreamBeginCapture) it came from; NULL when
+                                           -- the capture is outside the capture window
+  captured_ops           INTEGER,          -- nodes matched to a captured op (NULL when the capture is not in the trace)
+  top_captured_op        TEXT,             -- name of the captured op with the most GPU time per replay, NULL when none
+  PRIMARY KEY (trace_id, graph_id)
+);
+
 -- table device
 CREATE TABLE device (
   trace_id      INTEGER NOT NULL,
@@ -208,6 +312,18 @@ CREATE TABLE flow (
   flow_id     INTEGER NOT NULL,   -- id shared by the two ends
   src_pid     INTEGER, src_tid INTEGER, src_ts_ns INTEGER,  -- start end ('s')
   dst_pid     INTEGER, dst_tid INTEGER, dst_ts_ns INTEGER   -- finish end ('f'), NULL when missing
+);
+
+-- table graph_kernel
+CREATE TABLE graph_kernel (
+  kernel_id            INTEGER PRIMARY KEY, -- kernel.id
+  trace_id             INTEGER NOT NULL,
+  graph_id             INTEGER NOT NULL,    -- cuda_graph.graph_id
+  node                 INTEGER NOT NULL,    -- recorded graph node id; else the kernel's position in its replay (start order, from 0)
+  replay               INTEGER NOT NULL,    -- ordinal of the replay (graph launch) of this graph in the trace, from 0
+  launch_api_call_id   INTEGER,             -- the graph launch call (api_call.id); NULL when it is outside the capture window
+  captured_op_id       INTEGER              -- op whose work became this node at capture time (op.id); NULL when the capture is
+                                            -- not in the trace or its nodes cannot be matched one to one
 );
 
 -- table import_issue
@@ -258,6 +374,25 @@ CREATE TABLE job_rank (
   PRIMARY KEY (job_id, rank)
 );
 
+-- table kernel_compiled
+CREATE TABLE kernel_compiled (
+  kernel_id       INTEGER PRIMARY KEY, -- kernel.id
+  trace_id        INTEGER NOT NULL,
+  region_range_id INTEGER,             -- compiled_region.range_id, NULL when launched outside every region
+  triton_kind     TEXT,                -- from the name Inductor gives: 'pointwise' (triton_poi_), 'reduction' (triton_red_),
+                                       -- 'persistent_reduction' (triton_per_), 'template' (triton_tem_), 'foreach'
+                                       -- (triton_for_), 'triton' (other triton_ names); NULL for non-Triton kernels
+  fallback        INTEGER NOT NULL     -- 1 for a non-Triton kernel inside a region (counted in other_kernels), else 0
+);
+
+-- table kernel_graph_node
+CREATE TABLE kernel_graph_node (
+  kernel_id     INTEGER PRIMARY KEY, -- kernel.id
+  trace_id      INTEGER NOT NULL,
+  graph_id      INTEGER,             -- recorded graph id, NULL when the profiler recorded only the node
+  graph_node_id INTEGER              -- recorded graph node id, NULL when not recorded
+);
+
 -- table memory_sample
 CREATE TABLE memory_sample (
   trace_id        INTEGER NOT NULL,
@@ -268,43 +403,12 @@ CREATE TABLE memory_sample (
   delta_bytes     INTEGER   -- bytes allocated (positive) or freed (negative) by this event
 );
 
--- table operator_timing
-CREATE TABLE operator_timing (
-  trace_id   INTEGER NOT NULL,
-  source     TEXT NOT NULL,    -- path of the operator log
-  operator   TEXT NOT NULL,    -- operator name (the spec's name, else the log file's stem)
-  module     TEXT,             -- module keyword; NULL for the operator's total time
-  time_ns    INTEGER NOT NULL, -- summed time of the lines with this keyword
-  count      INTEGER NOT NULL, -- lines summed
-  first_line INTEGER           -- line of the first occurrence in the log (1-based)
-);
-
 -- table process
 CREATE TABLE process (
   trace_id INTEGER NOT NULL,
   pid      INTEGER NOT NULL,  -- OS process id (nsys: globalPid decoded to the pid)
   name     TEXT,              -- process name when recorded
   PRIMARY KEY (trace_id, pid)
-);
-
--- table sample_point
-CREATE TABLE sample_point (
-  series_id  INTEGER NOT NULL,  -- sample_series.series_id
-  ts_ns      INTEGER NOT NULL,
-  value      REAL NOT NULL      -- in sample_series.unit
-);
-
--- table sample_series
-CREATE TABLE sample_series (
-  series_id  INTEGER PRIMARY KEY,
-  trace_id   INTEGER NOT NULL,
-  device_id  INTEGER,          -- GPU index as the log numbers it (nvidia-smi index, dmon gpu, DCGM GPU id); NULL: not per GPU
-  pid        INTEGER,          -- process of a per-process series (nvidia-smi pmon); NULL otherwise
-  metric     TEXT NOT NULL,    -- canonical name (docs/samples.md: gpu_active, memory_used, power_draw, ...) or the name as recorded
-  unit       TEXT NOT NULL,    -- unit of value: '%', 'bytes', 'W', 'C', 'MHz', 'bytes/s', or the unit as recorded ('' = none)
-  source     TEXT NOT NULL,    -- path of the file the samples came from
-  format     TEXT NOT NULL,    -- 'nvidia-smi-csv', 'nvidia-smi-dmon', 'nvidia-smi-pmon', 'dcgmi-dmon', 'torch-memory-timeline', 'nsys-gpu-metrics'
-  offset_ns  INTEGER NOT NULL DEFAULT 0  -- added to the file's own times to put them on the trace's clock
 );
 
 -- table steady_state
@@ -413,6 +517,16 @@ CREATE VIEW collective_rank_summary AS
 CREATE VIEW counter AS
   SELECT c.trace_id, c.device_id, c.ts_ns, s.value AS name, c.value FROM _counter c JOIN string s ON s.id = c.name_id;
 
+-- view cpu_frame
+CREATE VIEW cpu_frame AS
+  SELECT f.sample_id, f.trace_id, f.depth, s.value AS name, f.name_id, m.value AS module
+  FROM _cpu_frame f JOIN string s ON s.id = f.name_id LEFT JOIN string m ON m.id = f.module_id;
+
+-- view cpu_sample
+CREATE VIEW cpu_sample AS
+  SELECT c.id, c.trace_id, c.pid, c.tid, c.ts_ns, c.cpu, s.value AS leaf, c.leaf_id
+  FROM _cpu_sample c LEFT JOIN string s ON s.id = c.leaf_id;
+
 -- view kernel
 CREATE VIEW kernel AS
   SELECT k.id, k.trace_id, k.device_id, k.stream_id, k.pid, k.start_ns, k.dur_ns,
@@ -443,6 +557,41 @@ CREATE VIEW op AS
   LEFT JOIN string c ON c.id = r.call_stack_id
   LEFT JOIN string m ON m.id = r.module_id;
 
+-- view os_call
+CREATE VIEW os_call AS
+  SELECT o.id, o.trace_id, o.pid, o.tid, o.start_ns, o.dur_ns, o.start_ns + o.dur_ns AS end_ns,
+         s.value AS name, o.name_id,
+         CASE
+           WHEN s.value IN ('read', 'pread', 'pread64', 'readv', 'preadv', 'preadv2', 'fread', 'fread_unlocked',
+                            'fgets', 'getline', 'getdelim', 'write', 'pwrite', 'pwrite64', 'writev', 'pwritev',
+                            'fwrite', 'fwrite_unlocked', 'fputs', 'fflush', 'recv', 'recvfrom', 'recvmsg',
+                            'recvmmsg', 'send', 'sendto', 'sendmsg', 'sendmmsg', 'sendfile', 'sendfile64',
+                            'accept', 'accept4', 'connect', 'open', 'open64', 'openat', 'openat64', 'creat',
+                            'fopen', 'fopen64', 'fdopen', 'freopen', 'close', 'fclose', 'stat', 'stat64',
+                            'lstat', 'lstat64', 'fstat', 'fstat64', 'fstatat', 'statx', 'access', 'fsync',
+                            'fdatasync', 'sync', 'syncfs', 'lseek', 'lseek64', 'ftruncate', 'truncate',
+                            'getdents', 'getdents64', 'readdir', 'readdir64', 'opendir', 'closedir', 'unlink',
+                            'rename', 'mkdir', 'rmdir', 'copy_file_range', 'splice', 'posix_fadvise') THEN 'io'
+           WHEN s.value IN ('poll', 'ppoll', 'select', 'pselect', 'pselect6', 'epoll_wait', 'epoll_pwait',
+                            'epoll_pwait2', 'futex', 'pthread_cond_wait', 'pthread_cond_timedwait',
+                            'pthread_mutex_lock', 'pthread_mutex_timedlock', 'pthread_rwlock_rdlock',
+                            'pthread_rwlock_wrlock', 'pthread_rwlock_timedrdlock', 'pthread_rwlock_timedwrlock',
+                            'pthread_spin_lock', 'pthread_barrier_wait', 'pthread_join', 'pthread_timedjoin_np',
+                            'sem_wait', 'sem_timedwait', 'sem_clockwait', 'wait', 'waitpid', 'waitid', 'wait3',
+                            'wait4', 'sigwait', 'sigwaitinfo', 'sigtimedwait', 'sigsuspend', 'pause', 'msgrcv',
+                            'semop', 'semtimedop', 'mq_receive', 'mq_timedreceive', 'flock', 'lockf') THEN 'wait'
+           WHEN s.value IN ('sleep', 'usleep', 'nanosleep', 'clock_nanosleep') THEN 'sleep'
+           WHEN s.value = 'ioctl' THEN 'driver'
+           WHEN s.value IN ('mmap', 'mmap64', 'munmap', 'mremap', 'brk', 'sbrk', 'madvise', 'mprotect',
+                            'mlock', 'munlock', 'shm_open', 'shm_unlink') THEN 'memory'
+           WHEN s.value IN ('fork', 'vfork', 'clone', 'execve', 'execv', 'execvp', 'execvpe', 'execl', 'execlp',
+                            'execle', 'pthread_create', 'system', 'posix_spawn', 'posix_spawnp', 'popen',
+                            'pclose') THEN 'process'
+           ELSE 'other'
+         END AS category,
+         o.return_value, o.nesting_level
+  FROM _os_call o JOIN string s ON s.id = o.name_id;
+
 -- view range
 CREATE VIEW range AS
   SELECT r.id, r.trace_id, r.pid, r.tid, r.start_ns, r.dur_ns, r.start_ns + r.dur_ns AS end_ns,
@@ -455,8 +604,14 @@ CREATE VIEW range AS
   LEFT JOIN string c ON c.id = r.call_stack_id
   LEFT JOIN string m ON m.id = r.module_id;
 
--- view sample
-CREATE VIEW sample AS
-  SELECT s.trace_id, s.device_id, s.pid, s.metric, s.unit, p.ts_ns, p.value, s.series_id, s.source, s.format
-  FROM sample_point p JOIN sample_series s ON s.series_id = p.series_id;
+-- view source
+CREATE VIEW source AS
+  SELECT s.trace_id, s.op_id, s.api_call_id, s.range_id, s.origin, f.value AS file, s.line, fn.value AS function,
+         CASE WHEN f.value IS NULL THEN NULL ELSE f.value || ':' || s.line || ' in ' || fn.value END AS site,
+         m.value AS module_path, st.value AS stack
+  FROM _source s
+  LEFT JOIN string f ON f.id = s.file_id
+  LEFT JOIN string fn ON fn.id = s.function_id
+  LEFT JOIN string m ON m.id = s.module_path_id
+  LEFT JOIN string st ON st.id = s.stack_id;
 

@@ -18,7 +18,7 @@ namespace {
 
 const char* const kSurface =
     "ctx.options ctx.summary ctx.trace_id ctx:below_threshold ctx:cpu_hotspots ctx:has ctx:host_waits ctx:kernel_origin "
-    "ctx:log ctx:query ctx:report ctx:rows "
+    "ctx:log ctx:query ctx:report ctx:rows ctx:source "
     "global._G global._VERSION global.assert global.error global.getmetatable global.ipairs global.math global.next "
     "global.pairs global.pcall global.proflint global.rawequal global.rawget global.rawlen global.rawset global.select "
     "global.setmetatable global.string global.table global.tonumber global.tostring global.type global.utf8 "

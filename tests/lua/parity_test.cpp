@@ -41,7 +41,13 @@ void expect_parity(const std::string& path) {
       EXPECT_EQ(b.evidence["top_ops"][k]["op"], l.evidence["top_ops"][k]["op"]);
       EXPECT_EQ(b.evidence["top_ops"][k]["gpu_time_ns"], l.evidence["top_ops"][k]["gpu_time_ns"]);
     }
-    EXPECT_EQ(b.problem, l.problem);
+    // The built-in's closing "Where: …" sentence (source attribution, engine/analysis/source_sites.hpp)
+    // is not ported to the Lua rule; rules reach the same facts through the `source` view and
+    // ctx:source (tests/lua/lua_source_test.cpp). The rest of the text must be the same.
+    std::string problem = b.problem;
+    if (size_t where = problem.find(" Where: "); where != std::string::npos && !b.locations.empty())
+      problem.resize(where);
+    EXPECT_EQ(problem, l.problem);
     EXPECT_EQ(b.recommendation.substr(0, 80), l.recommendation.substr(0, 80));
     EXPECT_EQ(b.savings_method, l.savings_method);
   }

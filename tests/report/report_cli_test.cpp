@@ -196,7 +196,7 @@ TEST(ReportCli, StoreFromSchemaVersion1IsUpgradedInMemory) {
     SQLite::Database db(db_path.string(), SQLite::OPEN_READWRITE);
     // Undo schema 6 (samples: its tables, view and index)
     db.exec("DROP VIEW sample; DROP TABLE sample_point; DROP TABLE sample_series; DROP TABLE operator_timing");
-    // Undo schema 9 (graphs and compiled regions), schema 7 (host activity), schema 5 (jobs), schema 4 (kernel.tc_eligible_op_id; its migration recreates the kernel
+    // Undo schema 9 (graphs and compiled regions), schema 8 (source attribution), schema 7 (host activity), schema 5 (jobs), schema 4 (kernel.tc_eligible_op_id; its migration recreates the kernel
     // view, so the placeholder view only has to exist), schema 3 (steady state, workload) and schema 2.
     db.exec("DROP VIEW kernel; ALTER TABLE _kernel DROP COLUMN tc_eligible_op_id; CREATE VIEW kernel AS SELECT id "
             "FROM _kernel; ALTER TABLE trace DROP COLUMN iter_start; ALTER TABLE trace DROP COLUMN iter_stop; "
@@ -205,7 +205,8 @@ TEST(ReportCli, StoreFromSchemaVersion1IsUpgradedInMemory) {
             "DROP TABLE collective_arg; DROP VIEW os_call; DROP VIEW cpu_sample; DROP VIEW cpu_frame; "
             "DROP TABLE _os_call; DROP TABLE _cpu_sample; DROP TABLE _cpu_frame; "
             "DROP TABLE kernel_graph_node; DROP TABLE graph_kernel; DROP TABLE cuda_graph; "
-            "DROP TABLE compiled_region; DROP TABLE kernel_compiled; PRAGMA user_version=1");
+            "DROP TABLE compiled_region; DROP TABLE kernel_compiled; DROP VIEW source; DROP TABLE _source; "
+            "PRAGMA user_version=1");
   }
   auto a = dir / "a", b = dir / "b";
   auto rb = run_proflint("report " + shell_quote(db_path.string()) + " --reports summary,detail --output-path " +

@@ -169,6 +169,32 @@ bool is_torch_emit_nvtx(std::string_view text) {
   return false;
 }
 
+EmitNvtxArgs emit_nvtx_args(std::string_view text) {
+  EmitNvtxArgs out;
+  if (!is_torch_emit_nvtx(text)) return out;
+  constexpr std::string_view seq_key = ", seq = ", sizes_key = ", sizes = ";
+  if (size_t p = text.find(seq_key); p != std::string_view::npos) {
+    int64_t v = 0;
+    size_t i = p + seq_key.size();
+    bool any = false;
+    for (; i < text.size() && is_digit(text[i]) && v < (INT64_MAX - 9) / 10; ++i, any = true) v = v * 10 + (text[i] - '0');
+    if (any) out.seq = v;
+  }
+  if (size_t p = text.find(sizes_key); p != std::string_view::npos) {
+    std::string_view dims = text.substr(p + sizes_key.size());
+    while (!dims.empty() && dims.back() == ' ') dims.remove_suffix(1);
+    // The list runs to the end of the text; a cut or odd text is left out rather than guessed at.
+    int depth = 0;
+    bool balanced = !dims.empty() && dims.front() == '[';
+    for (size_t i = 0; balanced && i < dims.size(); ++i) {
+      depth += dims[i] == '[' ? 1 : dims[i] == ']' ? -1 : 0;
+      if (depth < 0 || (depth == 0 && i + 1 != dims.size())) balanced = false;
+    }
+    if (balanced && depth == 0) out.sizes = dims;
+  }
+  return out;
+}
+
 std::string immutable_sqlite_uri(std::string_view path) {
   static const char hex[] = "0123456789ABCDEF";
   std::string uri = "file:";

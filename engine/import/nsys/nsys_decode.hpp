@@ -81,6 +81,16 @@ std::optional<ArchHint> combine_arch_hints(const std::vector<ArchHint>& hints);
 // torch.autograd.profiler.emit_nvtx ranges: 'aten::add, op_id = 314359' or '..., seq = 12'.
 bool is_torch_emit_nvtx(std::string_view text);
 
+// What emit_nvtx writes after the op name: 'aten::conv2d, seq = 12, op_id = 5, sizes = [[32, 3, 224,
+// 224], [64, 3, 7, 7], []]' (sizes only with record_shapes=True). seq is the autograd sequence
+// number (pairs forward and backward ops, as Kineto's 'Sequence number'); sizes the input shapes,
+// kept as the JSON list Kineto's 'Input Dims' holds. Absent parts are nullopt.
+struct EmitNvtxArgs {
+  std::optional<int64_t> seq;
+  std::optional<std::string_view> sizes;
+};
+EmitNvtxArgs emit_nvtx_args(std::string_view text);
+
 // Text as valid UTF-8 (is_valid_utf8, sanitize_utf8): engine/common/utf8.hpp. StringIds of nsys
 // 2022.2 hold non-UTF-8 bytes, and every emitter downstream expects UTF-8.
 

@@ -804,6 +804,12 @@ void ExportReader::read_nvtx() {
       issue(import_issue::nvtx_range_without_text, "text and textId are NULL", rows);
     }
     if (!torch_nvtx_ && is_torch_emit_nvtx(r.name)) torch_nvtx_ = true;
+    if (torch_nvtx_) {
+      // emit_nvtx's sequence number and input shapes, as Kineto records them on ops.
+      EmitNvtxArgs args = emit_nvtx_args(r.name);
+      if (args.seq) r.sequence_number = *args.seq;
+      if (args.sizes) r.input_dims = std::string(*args.sizes);
+    }
     if (!rows.null(kDomain) && rows.i64(kDomain) != 0) {
       int64_t domain = rows.i64(kDomain);
       auto it = domains_.find({r.pid.value_or(-1), domain});

@@ -1,0 +1,83 @@
+// engine/analysis/source_sites.hpp — where in the user's code a finding's evidence comes from.
+//
+// A detector adds the rows behind its finding (API calls, ops, kernels, copies) with the time each
+// one costs; SourceSites looks up each row's op and that op's source row (schema/0008_source.sql:
+// the innermost user frame and the nn.Module path), groups them by place, and gives the places
+// with the most time. attach_locations puts them on the finding: the structured list the emitters
+// render (text, JSON, markdown, SARIF physicalLocation) and one sentence in the problem text, e.g.
+// "Where: aten::item at train.py:84 in log_metrics, 6× per step, host blocked 1.7 ms per step."
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "engine/analysis/facts.hpp"
+#include "engine/analysis/finding.hpp"
+
+namespace proflint {
+
+class SourceSites {
+ public:
+  // `time_label` says what the added times are ('host blocked', 'GPU time', 'waited').
+  SourceSites(const Facts& facts, int64_t trace_id, std::string time_label);
+  // True when the trace records source or module attribution at all (else adding is a no-op).
+  bool available() const { return available_; }
+
+  void add_op(int64_t op_id, int64_t time_ns);
+  void add_api_call(int64_t api_call_id, int64_t time_ns);  // through its op, else its own source row
+  void add_kernel(int64_t kernel_id, int64_t time_ns);      // through its op
+  void add_memcpy(int64_t memcpy_id, int64_t time_ns);      // through its op, else its API call
+  void add_memset(int64_t memset_id, int64_t time_ns);
+  void add_range(int64_t range_id, int64_t time_ns);        // DataLoader fetch annotations (their own rows)
+
+  // The places with the most time (then count), at most `k`. Rows without attribution are left out.
+  std::vector<SourceLocation> top(size_t k) const;
+
+ private:
+  struct Site {
+    int64_t time_ns = 0;
+    std::set<std::string> units;          // the calls counted (see Found::unit)
+    std::map<std::string, int64_t> what;  // op/call name -> rows added
+  };
+  using Key = std::tuple<std::string, int64_t, std::string, std::string>;  // file, line, function, module path
+  struct Found {
+    bool ok = false;
+    Key key;
+    std::string what;
+    // One call of the user's code: the outermost op at the place ("op:ID"), or the API call or range
+    // itself ("api:ID", "range:ID"). Two kernels of one aten::conv2d count as one call.
+    std::string unit;
+  };
+  void add(const Found& f, int64_t time_ns);
+  Found of_op(int64_t op_id);
+  Found of_row(const char* table, int64_t id);
+  Found of_api_call(int64_t api_call_id);  // its own source row (calls outside any op)
+  static Key key_of(SQLite::Statement& q);
+
+  // Statements prepared once and reused: a finding may add 10^5 launches.
+  SQLite::Statement& statement(std::unique_ptr<SQLite::Statement>& slot, const std::string& sql);
+  std::unique_ptr<SQLite::Statement> op_q_, api_q_, api_op_q_, range_q_;
+  std::map<std::string, std::unique_ptr<SQLite::Statement>> row_q_;
+
+  const Facts& facts_;
+  int64_t trace_id_;
+  std::string label_;
+  bool available_ = false;
+  int64_t iterations_ = 0;
+  std::map<int64_t, Found> op_cache_;
+  std::map<Key, Site> sites_;
+};
+
+// One location as the problem text and the text report print it:
+// "aten::item at train.py:84 in log_metrics (module Net_0/Head_0), 6× per step, host blocked 1.7 ms per step".
+std::string location_text(const SourceLocation& l);
+
+// Sets f.locations and adds "Where: …" (the first `in_problem` places) to f.problem. No-op when empty.
+void attach_locations(Finding& f, std::vector<SourceLocation> locations, size_t in_problem = 2);
+
+}  // namespace proflint
