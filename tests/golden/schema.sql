@@ -1,4 +1,4 @@
--- user_version 8
+-- user_version 9
 -- index cpu_sample_by_time
 CREATE INDEX cpu_sample_by_time ON _cpu_sample(trace_id, ts_ns);
 
@@ -403,12 +403,43 @@ CREATE TABLE memory_sample (
   delta_bytes     INTEGER   -- bytes allocated (positive) or freed (negative) by this event
 );
 
+-- table operator_timing
+CREATE TABLE operator_timing (
+  trace_id   INTEGER NOT NULL,
+  source     TEXT NOT NULL,    -- path of the operator log
+  operator   TEXT NOT NULL,    -- operator name (the spec's name, else the log file's stem)
+  module     TEXT,             -- module keyword; NULL for the operator's total time
+  time_ns    INTEGER NOT NULL, -- summed time of the lines with this keyword
+  count      INTEGER NOT NULL, -- lines summed
+  first_line INTEGER           -- line of the first occurrence in the log (1-based)
+);
+
 -- table process
 CREATE TABLE process (
   trace_id INTEGER NOT NULL,
   pid      INTEGER NOT NULL,  -- OS process id (nsys: globalPid decoded to the pid)
   name     TEXT,              -- process name when recorded
   PRIMARY KEY (trace_id, pid)
+);
+
+-- table sample_point
+CREATE TABLE sample_point (
+  series_id  INTEGER NOT NULL,  -- sample_series.series_id
+  ts_ns      INTEGER NOT NULL,
+  value      REAL NOT NULL      -- in sample_series.unit
+);
+
+-- table sample_series
+CREATE TABLE sample_series (
+  series_id  INTEGER PRIMARY KEY,
+  trace_id   INTEGER NOT NULL,
+  device_id  INTEGER,          -- GPU index as the log numbers it (nvidia-smi index, dmon gpu, DCGM GPU id); NULL: not per GPU
+  pid        INTEGER,          -- process of a per-process series (nvidia-smi pmon); NULL otherwise
+  metric     TEXT NOT NULL,    -- canonical name (docs/samples.md: gpu_active, memory_used, power_draw, ...) or the name as recorded
+  unit       TEXT NOT NULL,    -- unit of value: '%', 'bytes', 'W', 'C', 'MHz', 'bytes/s', or the unit as recorded ('' = none)
+  source     TEXT NOT NULL,    -- path of the file the samples came from
+  format     TEXT NOT NULL,    -- 'nvidia-smi-csv', 'nvidia-smi-dmon', 'nvidia-smi-pmon', 'dcgmi-dmon', 'torch-memory-timeline', 'nsys-gpu-metrics'
+  offset_ns  INTEGER NOT NULL DEFAULT 0  -- added to the file's own times to put them on the trace's clock
 );
 
 -- table steady_state
@@ -603,6 +634,11 @@ CREATE VIEW range AS
   LEFT JOIN string t ON t.id = r.input_types_id
   LEFT JOIN string c ON c.id = r.call_stack_id
   LEFT JOIN string m ON m.id = r.module_id;
+
+-- view sample
+CREATE VIEW sample AS
+  SELECT s.trace_id, s.device_id, s.pid, s.metric, s.unit, p.ts_ns, p.value, s.series_id, s.source, s.format
+  FROM sample_point p JOIN sample_series s ON s.series_id = p.series_id;
 
 -- view source
 CREATE VIEW source AS
