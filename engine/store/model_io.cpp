@@ -196,9 +196,11 @@ struct Writer {
   sqlite3* db;
   Stmt trace_ins, device_ins, process_ins, thread_ins, stream_ins, kernel_ins, memcpy_ins, memset_ins, api_ins, range_ins,
       collective_ins, flow_ins, memory_ins, counter_ins, sync_ins, issue_ins, op_ins, iteration_ins, breakdown_ins,
-      steady_ins, undescribed_ins, graph_node_ins, series_ins, point_ins, operator_ins;
-  Stmt os_call_ins, cpu_sample_ins, cpu_frame_ins;
-  Stmt source_ins;  // schema/0008_source.sql
+      steady_ins, undescribed_ins;
+  Stmt os_call_ins, cpu_sample_ins, cpu_frame_ins;      // schema/0007_host_activity.sql
+  Stmt graph_node_ins;                                  // schema/0009_graphs_compiled.sql
+  Stmt series_ins, point_ins, operator_ins;             // schema/0006_samples.sql
+  Stmt source_ins;                                      // schema/0008_source.sql
 
   static int64_t at(int64_t base, int64_t index) { return index >= 0 ? base + index : kNone; }
   static int64_t sid(const Bases& b, int64_t local) {
