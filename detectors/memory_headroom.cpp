@@ -59,9 +59,9 @@ class MemoryHeadroom final : public Detector {
       Finding f = make_finding(FindingScope::of_trace(trace_id).on_device(g.device_id).of_rank(s->rank));
       std::string device = fmt::format("GPU {}{}", g.device_id, g.name.empty() ? "" : " (" + g.name + ")");
       f.problem = fmt::format("{} used at most {} of its {} ({}) over {} samples (average {}).", device,
-                              format_bytes(static_cast<int64_t>(peak)), format_bytes(static_cast<int64_t>(total)),
+                              format_bytes_of(peak), format_bytes_of(total),
                               format_percent(occupancy), g.memory_used->samples,
-                              format_bytes(static_cast<int64_t>(g.memory_used->mean)));
+                              format_bytes_of(g.memory_used->mean));
       double idle_share = 0;
       if (g.gpu_active) {
         idle_share = std::clamp(1.0 - g.gpu_active->mean / 100.0, 0.0, 1.0);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -22,6 +23,12 @@ std::string format_ns(int64_t ns) {
   if (a < 1e6) return three(v / 1e3, "µs");
   if (a < 1e9) return three(v / 1e6, "ms");
   return three(v / 1e9, "s");
+}
+
+std::string format_bytes_of(double bytes) {
+  constexpr double kLimit = 4611686018427387904.0;  // 2^62
+  if (std::isnan(bytes)) bytes = 0;
+  return format_bytes(static_cast<int64_t>(std::clamp(bytes, -kLimit, kLimit)));
 }
 
 std::string format_bytes(int64_t bytes) {

@@ -11,6 +11,9 @@ namespace proflint {
 std::string format_ns(int64_t ns);
 // 1536 -> "1.5 KiB", 52428800 -> "50.0 MiB".
 std::string format_bytes(int64_t bytes);
+// A byte count measured as a number (a sampled value): NaN prints as 0, values beyond +-2^62
+// saturate there instead of overflowing the conversion.
+std::string format_bytes_of(double bytes);
 // 0.4567 -> "45.7%".
 std::string format_percent(double fraction);
 

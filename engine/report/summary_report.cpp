@@ -224,11 +224,11 @@ std::string render_system_view_text(const SystemView& v) {
     if (g.memory_used) {
       std::string of;
       if (g.memory_total_bytes && *g.memory_total_bytes > 0)
-        of = fmt::format(" of {} (peak {}, avg {})", format_bytes(static_cast<int64_t>(*g.memory_total_bytes)),
+        of = fmt::format(" of {} (peak {}, avg {})", format_bytes_of(*g.memory_total_bytes),
                          format_percent(g.memory_used->max / *g.memory_total_bytes),
                          format_percent(g.memory_used->mean / *g.memory_total_bytes));
-      out += fmt::format("      memory        peak {}, avg {}{}\n", format_bytes(static_cast<int64_t>(g.memory_used->max)),
-                         format_bytes(static_cast<int64_t>(g.memory_used->mean)), of);
+      out += fmt::format("      memory        peak {}, avg {}{}\n", format_bytes_of(g.memory_used->max),
+                         format_bytes_of(g.memory_used->mean), of);
     }
     if (g.power_draw)
       out += fmt::format("      power         avg {:.0f} W, max {:.0f} W{}\n", g.power_draw->mean, g.power_draw->max,
