@@ -330,6 +330,12 @@ Config parse_config(const std::string& text, const std::string& source) {
     for (const auto& [key, sub] : *table) {
       std::string k(key.str());
       if (const auto* rt = sub.as_table()) {
+        // [rules.paths] would collide with the setting of that name when the configuration is dumped
+        // (and reads as a typo for it): a rule id cannot be one of the settings' names.
+        if (settings.count(k))
+          throw Error(fmt::format("{}: 'rules.{}' is a setting, not a rule: write {} = ... under [rules] (a rule "
+                                  "cannot be named after a setting)",
+                                  where(source, key.source()), k, k));
         config.rules.rules[k] = parse_detector_table(*rt, "rules." + k, where(source, key.source()), source);
         continue;
       }

@@ -102,3 +102,21 @@ TEST(Config, DumpQuotesKeysAndValuesSoThatItParsesAgain) {
   ASSERT_EQ(again.gate.budgets.size(), 1u);
   EXPECT_EQ(again.gate.budgets[0].first, "line\nbreak");
 }
+
+// Found by fuzz_config: a rule table named after a [rules] setting dumped as both `paths = [...]` and
+// [rules.paths], which does not parse. The table is refused where it is written.
+TEST(Config, RuleTableNamedAfterASettingIsRefused) {
+  for (const char* name : {"paths", "instruction_limit", "max_findings"}) {
+    try {
+      parse_config(std::string("[rules]\n[rules.") + name + "]\nenabled = true\n", "r.toml");
+      FAIL() << name;
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(std::string("r.toml:2:") , 0), 0u) << e.what();
+      EXPECT_NE(std::string(e.what()).find(std::string("'rules.") + name + "' is a setting"), std::string::npos)
+          << e.what();
+    }
+  }
+  // Any other id is a rule table and survives the dump.
+  Config c = parse_config("[rules.paths_rule]\nenabled = false\n", "r.toml");
+  EXPECT_EQ(dump_config(parse_config(dump_config(c), "r.toml")), dump_config(c));
+}
