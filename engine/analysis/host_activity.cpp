@@ -70,10 +70,13 @@ HostWaits host_waits(const Facts& facts, int64_t trace_id, int64_t device_id, co
         c.example = q.getColumn(0).getInt64();
       }
       out.blocked.insert(out.blocked.end(), waiting.begin(), waiting.end());
+      auto& by_category = out.blocked_by_category[c.category];
+      by_category.insert(by_category.end(), waiting.begin(), waiting.end());
       out.blocked_by_thread[t] += ns;
     }
   }
   out.blocked = union_intervals(std::move(out.blocked));
+  for (auto& [category, pieces] : out.blocked_by_category) pieces = union_intervals(std::move(pieces));
   for (auto& [name, c] : by_name) out.calls.push_back(std::move(c));
   std::sort(out.calls.begin(), out.calls.end(), [](const OsWaitTotal& a, const OsWaitTotal& b) {
     return a.gpu_idle_ns != b.gpu_idle_ns ? a.gpu_idle_ns > b.gpu_idle_ns : a.name < b.name;
@@ -123,6 +126,74 @@ CpuHotspots cpu_hotspots(const Facts& facts, int64_t trace_id, int64_t device_id
   std::sort(out.functions.begin(), out.functions.end(), [](const CpuHotspot& a, const CpuHotspot& b) {
     return a.samples != b.samples ? a.samples > b.samples : a.function < b.function;
   });
+  return out;
+}
+
+namespace {
+
+int64_t rows_of(SQLite::Database& db, const char* table, int64_t trace_id) {
+  try {
+    SQLite::Statement q(db, std::string("SELECT COUNT(*) FROM ") + table + " WHERE trace_id = ?");
+    q.bind(1, trace_id);
+    return q.executeStep() ? q.getColumn(0).getInt64() : 0;
+  } catch (const SQLite::Exception&) {
+    return 0;  // a store older than schema 0007
+  }
+}
+
+}  // namespace
+
+HostActivitySummary summarize_host_activity(SQLite::Database& db, const TraceSummary& s) {
+  HostActivitySummary out;
+  out.os_calls_recorded = rows_of(db, "_os_call", s.trace_id);
+  out.cpu_samples_recorded = rows_of(db, "_cpu_sample", s.trace_id);
+  if (out.empty()) return out;
+  const Facts facts(db, {s});
+  for (const DeviceSummary& d : s.devices) {
+    HostActivityDevice hd;
+    hd.device_id = d.device_id;
+    const Interval steady{d.steady_start_ns, d.steady_end_ns};
+    hd.steady_window_ns = steady.length();
+    const IdleGapKeys keys(facts, s.trace_id, d.device_id);
+    if (out.os_calls_recorded > 0) {
+      HostWaits w = host_waits(facts, s.trace_id, d.device_id, steady, keys);
+      hd.gpu_idle_ns = total_length(w.idle.idle);
+      hd.launching_threads = static_cast<int64_t>(w.idle.launchers.size());
+      hd.blocked_ns = total_length(w.blocked);
+      for (const char* category : {"io", "wait", "sleep"}) {
+        auto found = w.blocked_by_category.find(category);
+        hd.blocked_by_category_ns[category] = found == w.blocked_by_category.end() ? 0 : total_length(found->second);
+      }
+      hd.os_call_names = static_cast<int64_t>(w.calls.size());
+      for (size_t i = 0; i < w.calls.size() && i < kHostActivityRows; ++i)
+        hd.os_calls.push_back({w.calls[i].name, w.calls[i].category, w.calls[i].calls, w.calls[i].gpu_idle_ns, w.calls[i].longest});
+    }
+    if (out.cpu_samples_recorded > 0) {
+      CpuHotspots h = cpu_hotspots(facts, s.trace_id, d.device_id, steady, keys);
+      hd.gpu_idle_ns = total_length(h.idle.idle);
+      hd.launching_threads = static_cast<int64_t>(h.idle.launchers.size());
+      hd.cpu_samples_in_window = h.samples_in_window;
+      hd.cpu_samples_while_idle = h.samples_while_idle;
+      hd.cpu_sample_period_ns = h.period_ns;
+      hd.hotspot_functions = static_cast<int64_t>(h.functions.size());
+      // The module of each listed function: its innermost frame's library, file name only, from the
+      // first of its samples that records one.
+      SQLite::Statement mq(db, "SELECT module FROM cpu_frame WHERE sample_id = ? AND depth = 0 AND module IS NOT NULL");
+      for (size_t i = 0; i < h.functions.size() && i < kHostActivityRows; ++i) {
+        HostHotspotSummary row{h.functions[i].function, "", h.functions[i].samples};
+        for (int64_t id : h.functions[i].sample_ids) {
+          mq.reset();
+          mq.bind(1, id);
+          if (!mq.executeStep()) continue;
+          std::string module = mq.getColumn(0).getString();
+          row.module = module.substr(module.find_last_of('/') + 1);
+          if (!row.module.empty()) break;
+        }
+        hd.hotspots.push_back(std::move(row));
+      }
+    }
+    out.devices.push_back(std::move(hd));
+  }
   return out;
 }
 

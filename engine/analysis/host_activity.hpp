@@ -52,6 +52,7 @@ struct HostWaits {
   DeviceIdle idle;
   std::vector<OsWaitTotal> calls;  // most GPU-idle time first, then by name
   std::vector<Interval> blocked;   // GPU-idle time with a launching thread blocked (sorted, disjoint)
+  std::map<std::string, std::vector<Interval>> blocked_by_category;  // the same, per call category (sorted, disjoint each)
   std::map<HostThread, int64_t> blocked_by_thread;  // per launching thread that was blocked: its part
 };
 
@@ -79,6 +80,10 @@ struct CpuHotspots {
 // What cpu-hotspot-idle measures (and ctx:cpu_hotspots returns).
 CpuHotspots cpu_hotspots(const Facts& facts, int64_t trace_id, int64_t device_id, const Interval& steady,
                          const IdleGapKeys& keys);
+
+// Both of the above for every device of `s` that ran work, for the summary and the reports
+// (TraceSummary::host_activity); empty when the trace has no os_call nor cpu_sample rows.
+HostActivitySummary summarize_host_activity(SQLite::Database& db, const TraceSummary& s);
 
 // The name of a thread for text ("thread 1234 'python'", or "thread 1234").
 std::string thread_label(const Facts& facts, int64_t trace_id, const HostThread& t);

@@ -7,6 +7,8 @@
 #include <climits>
 #include <cmath>
 
+#include "engine/analysis/host_activity.hpp"
+
 namespace proflint {
 
 namespace {
@@ -235,12 +237,12 @@ void summarize_graphs_compiled(SQLite::Database& db, TraceSummary& s) {
   while (regions.executeStep()) {
     CompiledRegionSummary r{regions.getColumn(0).getString(), regions.getColumn(1).getString(), regions.getColumn(2).getInt64(),
                             regions.getColumn(3).getInt64(), regions.getColumn(4).getInt64(), regions.getColumn(5).getInt64(),
-                            regions.getColumn(6).getInt64(), regions.getColumn(7).getInt64()};
+                            regions.getColumn(6).getInt64(), regions.getColumn(7).getInt64(), regions.getColumn(8).getInt64()};
     c.regions += r.instances;
     c.other_kernels += r.other_kernels;
     c.other_time_ns += r.other_time_ns;
     c.fallback_ops += r.fallback_ops;
-    c.graph_breaks += regions.getColumn(8).getInt64();
+    c.graph_breaks += r.graph_breaks;
     c.by_name.push_back(std::move(r));
   }
   SQLite::Statement steps(db, "SELECT COUNT(DISTINCT iteration) FROM compiled_region WHERE trace_id = ? AND iteration IS NOT NULL");
@@ -341,6 +343,7 @@ std::vector<TraceSummary> summarize(Store& store) {
     }
     s.modules = summarize_modules(db, s.trace_id);
     summarize_graphs_compiled(db, s);
+    s.host_activity = summarize_host_activity(db, s);
   }
   return out;
 }

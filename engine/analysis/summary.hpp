@@ -85,6 +85,7 @@ struct GraphSummary {
 struct CompiledRegionSummary {
   std::string name, pass;
   int64_t instances = 0, triton_kernels = 0, triton_time_ns = 0, other_kernels = 0, other_time_ns = 0, fallback_ops = 0;
+  int64_t graph_breaks = 0;  // instances preceded by eager framework ops (compiled_region.graph_break_before)
 };
 struct CompiledSummary {
   int64_t regions = 0;          // region instances
@@ -95,6 +96,38 @@ struct CompiledSummary {
   std::map<std::string, int64_t> triton_time_by_kind_ns;       // 'pointwise', 'reduction', ...
   std::vector<CompiledRegionSummary> by_name;                  // by GPU time, largest first
 };
+
+// What the host threads that launch a GPU's work did while it idled in its steady window (nsys
+// OS runtime calls and CPU samples, schema/0007_host_activity.sql): the figures io-bound-input
+// and cpu-hotspot-idle judge (engine/analysis/host_activity.hpp), shown whether they fire or not.
+struct HostOsCallSummary {
+  std::string name, category;  // os_call.name; 'io', 'wait' or 'sleep'
+  int64_t calls = 0;           // calls that overlapped GPU-idle time
+  int64_t gpu_idle_ns = 0;     // GPU-idle time inside them, outside the thread's CUDA calls
+  int64_t longest_ns = 0;      // the most such time in one call
+};
+struct HostHotspotSummary {
+  std::string function, module;  // innermost frame; module: file name of its library ('' when not recorded)
+  int64_t samples = 0;           // launching threads' samples in GPU-idle time with this innermost function
+};
+struct HostActivityDevice {
+  int64_t device_id = 0;
+  int64_t steady_window_ns = 0, gpu_idle_ns = 0;  // the device's steady window and its idle part
+  int64_t launching_threads = 0;
+  int64_t blocked_ns = 0;  // GPU-idle time with a launching thread in a blocking OS call (union over threads and calls)
+  std::map<std::string, int64_t> blocked_by_category_ns;  // 'io', 'wait', 'sleep' (each a union; they may overlap)
+  std::vector<HostOsCallSummary> os_calls;                // most GPU-idle time first (at most kHostActivityRows)
+  int64_t os_call_names = 0;                              // names with GPU-idle time, listed or not
+  int64_t cpu_samples_in_window = 0, cpu_samples_while_idle = 0, cpu_sample_period_ns = 0;
+  std::vector<HostHotspotSummary> hotspots;  // most samples first (at most kHostActivityRows)
+  int64_t hotspot_functions = 0;             // functions sampled in GPU-idle time, listed or not
+};
+struct HostActivitySummary {
+  int64_t os_calls_recorded = 0, cpu_samples_recorded = 0;  // rows of the trace in os_call / cpu_sample
+  std::vector<HostActivityDevice> devices;                  // one per device that ran work
+  bool empty() const { return os_calls_recorded == 0 && cpu_samples_recorded == 0; }
+};
+inline constexpr size_t kHostActivityRows = 20;
 
 struct TraceSummary {
   int64_t trace_id = 0;
@@ -130,6 +163,8 @@ struct TraceSummary {
   CompiledSummary compiled;          // regions = 0 and triton_kernels = 0 when torch.compile left no trace
   // Sampling logs and operator logs of this trace (engine/analysis/system_view.hpp); empty when none.
   SystemView system_view;
+  // Host threads during GPU idle time; empty when the trace has no OS call or CPU sample rows.
+  HostActivitySummary host_activity;
 };
 
 // The module view of one trace (TraceSummary::modules), from the kernels' ops and their source rows.

@@ -265,6 +265,49 @@ static std::string device_utilization(const DeviceSummary& d, bool first) {
   return out;
 }
 
+namespace {
+
+// CUDA graphs and torch.compile regions of the traces, one line each (graphs, then regions, largest
+// GPU time first), at most kGraphLines per trace, then how many more: shown after the findings so
+// that a reader of launch-bound or a Triton kernel's finding sees what was replayed or compiled.
+constexpr size_t kGraphLines = 6;
+
+std::vector<std::string> graphs_compiled_lines(const AnalysisResult& r, const char* code_quote) {
+  std::vector<std::string> out;
+  const std::string q = code_quote;
+  for (const auto& s : r.summaries) {
+    const CompiledSummary& c = s.compiled;
+    size_t total = s.graphs.size() + c.by_name.size();
+    if (total == 0 && c.triton_kernels == 0) continue;
+    if (r.summaries.size() > 1) out.push_back(s.path + ":");
+    size_t shown = 0;
+    for (const auto& g : s.graphs) {
+      if (shown == kGraphLines) break;
+      ++shown;
+      std::string ops = !g.capture_in_trace ? "capture not in the trace (kernels named 'graph G, node N')"
+                        : g.captured_ops == 0 ? "captured in the trace, nodes not matched to ops"
+                                              : fmt::format("{} of {} nodes attributed to their op, most GPU time in {}{}{}",
+                                                            g.captured_ops, g.kernels_per_replay, q, g.top_captured_op, q);
+      out.push_back(fmt::format("CUDA graph {}: {} replay(s) x {} kernel(s), {} GPU time per replay ({} in all); {}", g.graph_id,
+                                g.replays, g.kernels_per_replay, format_ns(g.gpu_time_per_replay_ns), format_ns(g.gpu_time_ns), ops));
+    }
+    for (const auto& reg : c.by_name) {
+      if (shown == kGraphLines) break;
+      ++shown;
+      out.push_back(fmt::format("compiled region {}{}{} ({}): {}x, {} Triton kernel(s) {}, {} fallback kernel(s) {} from {} op(s), "
+                                "{} graph break(s) before it",
+                                q, reg.name, q, reg.pass, reg.instances, reg.triton_kernels, format_ns(reg.triton_time_ns),
+                                reg.other_kernels, format_ns(reg.other_time_ns), reg.fallback_ops, reg.graph_breaks));
+    }
+    if (total > shown) out.push_back(fmt::format("… {} more graph(s) or region(s): `proflint summary` lists them all", total - shown));
+    if (c.regions == 0 && c.triton_kernels > 0)
+      out.push_back(fmt::format("{} Triton kernel(s) ({}) outside any recorded compiled region", c.triton_kernels, format_ns(c.triton_time_ns)));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string render_findings_text(const AnalysisResult& r, bool color) {
   auto paint = [&](const std::string& s, const char* code) { return color ? std::string("\x1b[") + code + "m" + s + "\x1b[0m" : s; };
   auto sev_color = [](Severity s) { return s == Severity::high ? "1;31" : s == Severity::medium ? "1;33" : "1;36"; };
@@ -319,6 +362,10 @@ std::string render_findings_text(const AnalysisResult& r, bool color) {
                                         "the others: the estimates are not additive. The largest single estimate is "
                                         "{} ({} of wall time).",
                                         format_ns(largest), format_percent(largest_share)), 80, 0) + "\n";
+  if (auto lines = graphs_compiled_lines(r, ""); !lines.empty()) {
+    out += "\nCUDA graphs and compiled regions:\n";
+    for (const auto& l : lines) out += "  - " + wrap_text(l, 80, 4) + "\n";
+  }
   if (!r.below_threshold.empty()) {
     out += "\nChecked, below threshold (not reported as problems):\n";
     for (const auto& b : r.below_threshold) {
@@ -403,6 +450,10 @@ std::string render_findings_markdown(const AnalysisResult& r) {
       out += fmt::format("- **{}** — {}\n", f.id, f.recommendation);
     }
     out += "\n</details>\n";
+  }
+  if (auto lines = graphs_compiled_lines(r, "`"); !lines.empty()) {
+    out += "\n**CUDA graphs and compiled regions**\n\n";
+    for (const auto& l : lines) out += "- " + l + "\n";
   }
   bool any = false;
   for (const auto& f : r.findings) {

@@ -12,6 +12,7 @@
 #include <set>
 #include <tuple>
 
+#include "engine/analysis/system_view.hpp"
 #include "engine/report/compare_report.hpp"
 #include "engine/report/findings_report.hpp"
 #include "engine/report/html_assets.hpp"
@@ -269,6 +270,113 @@ json series_json(SQLite::Database& db, const TraceInfo& t, const HtmlLimits& lim
   for (const auto& i : t.iterations) boundaries.push_back(i.start - t.start);
   return {{"bin_ns", bins.width}, {"bins", bins.n}, {"devices", devices}, {"samples", samples},
           {"iteration_starts_ns", boundaries}};
+}
+
+// ---- the system view of sampling logs (docs/samples.md) ----------------------------------------
+
+// Per GPU with samples: activity (mean per bin), SM active (mean per bin, DCGM / nsys GPU metrics)
+// and memory (peak per bin: % of the device's memory when its size is known, else bytes), over the
+// span of the samples, which covers the job rather than the trace's window. Bins: the time-bin
+// limit, or fewer when the longest series has fewer samples (no bin is then empty on a regular log).
+json system_series_json(SQLite::Database& db, const TraceInfo& t, const SystemView& v, const HtmlLimits& limits) {
+  struct Series {
+    std::string metric;
+    std::vector<std::pair<int64_t, double>> points;
+  };
+  struct Gpu {
+    int64_t device_id = 0;
+    std::string name;
+    Series active, sm, memory;
+    std::optional<double> total;
+  };
+  std::vector<Gpu> gpus;
+  size_t longest = 1;
+  auto pick = [&](int64_t dev, std::initializer_list<const char*> metrics) {
+    for (const char* m : metrics) {
+      auto p = sample_values(db, t.trace_id, dev, m);
+      if (!p.empty()) return Series{m, std::move(p)};
+    }
+    return Series{};
+  };
+  for (const auto& g : v.gpus) {
+    Gpu out;
+    out.device_id = g.device_id;
+    out.name = g.name;
+    out.active = pick(g.device_id, {"gpu_active", "graphics_active"});
+    out.sm = pick(g.device_id, {"sm_active"});
+    out.memory = pick(g.device_id, {"memory_used", "memory_allocated"});
+    out.total = g.memory_total_bytes;
+    for (const Series* se : {&out.active, &out.sm, &out.memory}) longest = std::max(longest, se->points.size());
+    if (!out.active.points.empty() || !out.sm.points.empty() || !out.memory.points.empty()) gpus.push_back(std::move(out));
+  }
+  if (gpus.empty()) return nullptr;
+  Bins bins;
+  bins.t0 = v.start_ns;
+  const int64_t span = std::max<int64_t>(1, v.end_ns - v.start_ns + 1);
+  bins.n = std::max<size_t>(1, std::min({limits.time_bins, longest, static_cast<size_t>(span)}));
+  bins.width = (span + static_cast<int64_t>(bins.n) - 1) / static_cast<int64_t>(bins.n);
+  bins.n = static_cast<size_t>((span + bins.width - 1) / bins.width);
+  auto binned = [&](const Series& se, bool peak, double scale) {
+    if (se.points.empty()) return json(nullptr);
+    std::vector<double> acc(bins.n, 0.0);
+    std::vector<int> cnt(bins.n, 0);
+    for (const auto& [ts, x] : se.points) {
+      size_t b = bins.index(ts);
+      acc[b] = peak ? (cnt[b] ? std::max(acc[b], x * scale) : x * scale) : acc[b] + x * scale;
+      ++cnt[b];
+    }
+    json vals = json::array();
+    for (size_t b = 0; b < bins.n; ++b)
+      vals.push_back(cnt[b] ? json(round4(peak ? acc[b] : acc[b] / cnt[b])) : json(nullptr));
+    return json{{"metric", se.metric}, {"samples", se.points.size()}, {"values", vals}};
+  };
+  json list = json::array();
+  for (const auto& g : gpus) {
+    const bool share = g.total && *g.total > 0;
+    json m = binned(g.memory, true, share ? 100.0 / *g.total : 1.0);
+    if (!m.is_null()) m["unit"] = share ? "%" : "bytes";
+    list.push_back({{"device_id", g.device_id}, {"name", g.name}, {"activity", binned(g.active, false, 1.0)},
+                    {"sm_active", binned(g.sm, false, 1.0)}, {"memory", m},
+                    {"memory_total_bytes", share ? json(*g.total) : json(nullptr)}});
+  }
+  // Iteration starts, when the samples are on the trace's clock: they overlap its window and no log
+  // was left unaligned (import issue samples_not_aligned, docs/samples.md).
+  bool aligned = v.start_ns < t.end && v.end_ns > t.start;
+  {
+    SQLite::Statement q(db, "SELECT 1 FROM import_issue WHERE trace_id = ? AND kind = 'samples_not_aligned'");
+    q.bind(1, t.trace_id);
+    if (q.executeStep()) aligned = false;
+  }
+  json starts = json::array();
+  if (aligned)
+    for (const auto& i : t.iterations) starts.push_back(i.start - v.start_ns);
+  return {{"start_ns", v.start_ns - t.start}, {"bin_ns", bins.width}, {"bins", bins.n}, {"aligned", aligned},
+          {"iteration_starts_ns", starts}, {"gpus", list}};
+}
+
+// Per CUDA graph whose capture is in the trace: the captured ops its nodes are attributed to, with
+// their kernels and GPU time per replay (graph_kernel.captured_op_id), most time first.
+json graph_ops_json(SQLite::Database& db, int64_t trace_id) {
+  json out = json::object();
+  try {
+    SQLite::Statement q(db,
+                        "SELECT g.graph_id, o.name, COUNT(DISTINCT g.node), SUM(k.dur_ns), c.replays FROM graph_kernel g "
+                        "JOIN _kernel k ON k.id = g.kernel_id JOIN op o ON o.id = g.captured_op_id JOIN cuda_graph c ON "
+                        "c.trace_id = g.trace_id AND c.graph_id = g.graph_id WHERE g.trace_id = ? GROUP BY g.graph_id, o.name "
+                        "ORDER BY g.graph_id, SUM(k.dur_ns) DESC, o.name");
+    q.bind(1, trace_id);
+    while (q.executeStep()) {
+      std::string key = std::to_string(q.getColumn(0).getInt64());
+      if (!out.contains(key)) out[key] = json::array();
+      if (out[key].size() >= 20) continue;
+      int64_t replays = std::max<int64_t>(1, q.getColumn(4).getInt64());
+      out[key].push_back({{"op", q.getColumn(1).getString()}, {"nodes", q.getColumn(2).getInt64()},
+                          {"gpu_time_per_replay_ns", q.getColumn(3).getInt64() / replays}});
+    }
+  } catch (const SQLite::Exception&) {
+    return json::object();  // a store older than schema 0009
+  }
+  return out;
 }
 
 // ---- per-iteration figures -------------------------------------------------------------------
@@ -689,6 +797,15 @@ std::string render_findings_html(Store& store, const AnalysisResult& result, con
     json tj = {{"trace_id", id}, {"start_ns", t.start}, {"wall_ns", t.end - t.start}};
     tj["iterations"] = iterations_json(db, t);
     tj["series"] = series_json(db, t, limits);
+    // Sections shown only when the trace has them (the page reads the rest from the summary).
+    const TraceSummary* sm = nullptr;
+    for (const auto& ts : result.summaries)
+      if (ts.trace_id == id) sm = &ts;
+    if (sm && !sm->system_view.gpus.empty()) {
+      json sys = system_series_json(db, t, sm->system_view, limits);
+      if (!sys.is_null()) tj["system"] = sys;
+    }
+    if (sm && !sm->graphs.empty()) tj["graph_ops"] = graph_ops_json(db, id);
     trace_data.push_back(tj);
   }
   data["traces"] = trace_data;

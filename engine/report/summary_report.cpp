@@ -159,6 +159,66 @@ std::string render_graphs_compiled_text(const TraceSummary& t) {
   return out;
 }
 
+// Host activity (nsys OS runtime calls, CPU samples): printed only when the trace has such rows.
+std::string render_host_activity_text(const HostActivitySummary& h) {
+  constexpr size_t kShown = 5;
+  std::string out = "\n  host activity while the GPU idled (the threads that launch its work, steady window):\n";
+  out += fmt::format("    recorded   {} OS runtime calls, {} CPU samples\n", with_commas(h.os_calls_recorded),
+                     with_commas(h.cpu_samples_recorded));
+  if (h.devices.empty()) out += "    no GPU ran work: nothing to compare the host threads with\n";
+  for (const auto& d : h.devices) {
+    out += fmt::format("    GPU {}  idle {} of its steady window of {}; {} launching thread{}\n", d.device_id,
+                       format_ns(d.gpu_idle_ns), format_ns(d.steady_window_ns), d.launching_threads,
+                       d.launching_threads == 1 ? "" : "s");
+    if (h.os_calls_recorded > 0) {
+      std::string cats;
+      for (const auto& [cat, ns] : d.blocked_by_category_ns) cats += fmt::format("{}{} {}", cats.empty() ? "" : ", ", cat, format_ns(ns));
+      out += fmt::format("      blocked in OS calls  {} ({})\n", format_ns(d.blocked_ns), cats);
+      for (size_t i = 0; i < d.os_calls.size() && i < kShown; ++i) {
+        const auto& c = d.os_calls[i];
+        out += fmt::format("        {:<24} {:<6}{:>9}  {:>5} call{}, longest {}\n", c.name.size() > 24 ? c.name.substr(0, 21) + "..." : c.name,
+                           c.category, format_ns(c.gpu_idle_ns), c.calls, c.calls == 1 ? " " : "s", format_ns(c.longest_ns));
+      }
+      if (d.os_call_names > static_cast<int64_t>(kShown))
+        out += fmt::format("        … {} more call name(s) in --format json\n", d.os_call_names - static_cast<int64_t>(kShown));
+    }
+    if (h.cpu_samples_recorded > 0) {
+      out += fmt::format("      CPU samples          {} of {} in GPU-idle time{}\n", d.cpu_samples_while_idle, d.cpu_samples_in_window,
+                         d.cpu_sample_period_ns > 0 ? fmt::format(" (one every {})", format_ns(d.cpu_sample_period_ns)) : "");
+      for (size_t i = 0; i < d.hotspots.size() && i < kShown; ++i) {
+        const auto& f = d.hotspots[i];
+        double share = d.cpu_samples_while_idle > 0 ? static_cast<double>(f.samples) / static_cast<double>(d.cpu_samples_while_idle) : 0.0;
+        std::string module = f.module.size() > 20 ? f.module.substr(0, 17) + "..." : f.module;
+        out += fmt::format("        {:>6} {:>6}  {}{}\n", f.samples, format_percent(share),
+                           f.function.size() > 40 ? f.function.substr(0, 37) + "..." : f.function, module.empty() ? "" : "  (" + module + ")");
+      }
+      if (d.hotspot_functions > static_cast<int64_t>(kShown))
+        out += fmt::format("        … {} more function(s) in --format json\n", d.hotspot_functions - static_cast<int64_t>(kShown));
+    }
+  }
+  return out;
+}
+
+nlohmann::ordered_json host_activity_json(const HostActivitySummary& h) {
+  using json = nlohmann::ordered_json;
+  json devices = json::array();
+  for (const auto& d : h.devices) {
+    json calls = json::array(), hot = json::array();
+    for (const auto& c : d.os_calls)
+      calls.push_back({{"name", c.name}, {"category", c.category}, {"calls", c.calls}, {"gpu_idle_ns", c.gpu_idle_ns}, {"longest_ns", c.longest_ns}});
+    for (const auto& f : d.hotspots)
+      hot.push_back({{"function", f.function}, {"module", f.module.empty() ? json(nullptr) : json(f.module)}, {"samples", f.samples}});
+    json cats = json::object();
+    for (const auto& [cat, ns] : d.blocked_by_category_ns) cats[cat] = ns;
+    devices.push_back({{"device_id", d.device_id}, {"steady_window_ns", d.steady_window_ns}, {"gpu_idle_ns", d.gpu_idle_ns},
+                       {"launching_threads", d.launching_threads}, {"blocked_ns", d.blocked_ns}, {"blocked_by_category_ns", cats},
+                       {"os_calls", calls}, {"os_call_names", d.os_call_names}, {"cpu_samples_in_window", d.cpu_samples_in_window},
+                       {"cpu_samples_while_idle", d.cpu_samples_while_idle}, {"cpu_sample_period_ns", d.cpu_sample_period_ns},
+                       {"cpu_hotspots", hot}, {"hotspot_functions", d.hotspot_functions}});
+  }
+  return {{"os_calls_recorded", h.os_calls_recorded}, {"cpu_samples_recorded", h.cpu_samples_recorded}, {"devices", devices}};
+}
+
 // The system view of sampling logs (docs/samples.md): text and JSON.
 std::string profile_bar(const std::vector<double>& slices, double full) {
   // One character per slice, darker for more: ' ' no sample, then _ . - = + * # @ from 0 to full.
@@ -195,7 +255,7 @@ nlohmann::ordered_json graphs_compiled_json(const TraceSummary& t) {
     for (const auto& r : c.by_name)
       regions.push_back({{"name", r.name}, {"pass", r.pass}, {"instances", r.instances}, {"triton_kernels", r.triton_kernels},
                          {"triton_time_ns", r.triton_time_ns}, {"other_kernels", r.other_kernels},
-                         {"other_time_ns", r.other_time_ns}, {"fallback_ops", r.fallback_ops}});
+                         {"other_time_ns", r.other_time_ns}, {"fallback_ops", r.fallback_ops}, {"graph_breaks", r.graph_breaks}});
     json kinds = json::object();
     for (const auto& [kind, ns] : c.triton_time_by_kind_ns) kinds[kind] = ns;
     j["torch_compile"] = {{"regions", c.regions}, {"graph_breaks", c.graph_breaks},
@@ -393,6 +453,7 @@ std::string render_summary_text(const std::vector<TraceSummary>& traces, bool co
         out += fmt::format("    … {} more module path(s) in --format json\n", t.modules.size() - kShown);
     }
     out += render_graphs_compiled_text(t);
+    if (!t.host_activity.empty()) out += render_host_activity_text(t.host_activity);
     if (!t.system_view.empty()) out += render_system_view_text(t.system_view);
     if (t.issues.empty()) {
       out += "\n  import issues: none\n";
@@ -526,6 +587,8 @@ std::string render_summary_json(const std::vector<TraceSummary>& traces, const s
     // Present only for traces that replay CUDA graphs or ran torch.compile code (docs/output-json.md).
     const json extra = graphs_compiled_json(t);  // named: items() of a temporary would dangle
     for (const auto& [key, value] : extra.items()) j[key] = value;
+    // Present only for traces with OS runtime calls or CPU samples (nsys).
+    if (!t.host_activity.empty()) j["host_activity"] = host_activity_json(t.host_activity);
     json issues = json::array();
     for (const auto& i : t.issues) issues.push_back({{"kind", i.kind}, {"count", i.count}, {"example", i.example}, {"location", i.location}});
     j["import_issues"] = issues;

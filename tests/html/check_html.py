@@ -92,7 +92,90 @@ def expected_analysis_charts(data):
     if len(with_iters) > 1:
         charts["steps-ranks"] = len(with_iters)
         charts["waits-ranks"] = len(with_iters)
+    for name, labels in expected_evidence_charts(data).items():
+        charts[name] = len(labels)
     return charts
+
+
+HOST_CATEGORIES = [("io", "blocked in I/O"), ("wait", "blocked waiting (poll, futex, locks)"), ("sleep", "sleeping"),
+                   ("other", "idle, launching threads not blocked")]
+
+
+def expected_evidence_charts(data):
+    """The charts of the sections drawn only when a trace has their facts, with their series labels
+    in drawing order: the system view of sampling logs (one chart per sampled GPU), the host threads
+    during GPU idle time, torch.compile regions (stacked bars draw the last category first)."""
+    charts = {}
+    for t in data["traces"]:
+        for g in (t.get("system") or {}).get("gpus", []):
+            labels = []
+            if g["activity"]:
+                labels.append("GPU activity (%s)" % g["activity"]["metric"])
+            if g["sm_active"]:
+                labels.append("SM active")
+            if g["memory"]:
+                labels.append(g["memory"]["metric"])  # the label names the metric; matched as a substring
+            charts["system-t%d-d%d" % (t["trace_id"], g["device_id"])] = labels
+    for t in data["summary"]["traces"]:
+        h = t.get("host_activity")
+        if h and h["os_calls_recorded"] > 0 and h["devices"]:
+            def val(d, k):
+                return max(0, d["gpu_idle_ns"] - d["blocked_ns"]) if k == "other" else d["blocked_by_category_ns"].get(k, 0)
+            cats = [label for k, label in HOST_CATEGORIES if any(val(d, k) > 0 for d in h["devices"])]
+            if cats:
+                charts["host-t%d" % t["trace_id"]] = list(reversed(cats))
+        c = t.get("torch_compile")
+        if c and c["by_region"]:
+            charts["compiled-t%d" % t["trace_id"]] = ["fallback / library kernels", "Triton kernels"]
+    return charts
+
+
+def expected_evidence_tables(data):
+    """Rows of the tables of the same sections, from the data block."""
+    tables = {}
+    for t in data["summary"]["traces"]:
+        tid = t["trace_id"]
+        v = t.get("system_view")
+        if v and v["operators"]:
+            tables["table-operators-t%d" % tid] = len(v["operators"])
+        h = t.get("host_activity")
+        if h and h["devices"]:
+            if h["os_calls_recorded"] > 0:
+                tables["table-oscalls-t%d" % tid] = sum(len(d["os_calls"]) for d in h["devices"])
+            if h["cpu_samples_recorded"] > 0:
+                tables["table-hotspots-t%d" % tid] = sum(len(d["cpu_hotspots"]) for d in h["devices"])
+        if t.get("cuda_graphs"):
+            tables["table-graphs-t%d" % tid] = len(t["cuda_graphs"])
+        if t.get("torch_compile") and t["torch_compile"]["by_region"]:
+            tables["table-regions-t%d" % tid] = len(t["torch_compile"]["by_region"])
+    return tables
+
+
+def check_system_series(data, fail):
+    """The downsampled system-view series agree with the summary's figures of the same samples: the
+    peak memory bin is the peak sample (peak per bin), the activity bins average to the samples'
+    mean within the unevenness of bins (mean per bin), and iteration starts are drawn only when aligned."""
+    for t in data["traces"]:
+        sys_ = t.get("system")
+        if not sys_:
+            continue
+        sm = next(q for q in data["summary"]["traces"] if q["trace_id"] == t["trace_id"])
+        gpus = {g["device_id"]: g for g in sm["system_view"]["gpus"]}
+        for g in sys_["gpus"]:
+            s = gpus[g["device_id"]]
+            act = [v for v in (g["activity"] or {}).get("values", []) if v is not None]
+            if act and s["gpu_active_percent"] and abs(sum(act) / len(act) - s["gpu_active_percent"]["mean"]) > 5:
+                fail("trace %d GPU %d: binned activity averages %.1f%%, the samples %.1f%%" % (
+                    t["trace_id"], g["device_id"], sum(act) / len(act), s["gpu_active_percent"]["mean"]))
+            mem = [v for v in (g["memory"] or {}).get("values", []) if v is not None]
+            if mem and s["memory_used_bytes"]:
+                peak = s["memory_used_bytes"]["max"]
+                if g["memory"]["unit"] == "%":
+                    peak = 100.0 * peak / s["memory_total_bytes"]
+                if abs(max(mem) - peak) > 1e-3 * max(1.0, peak):
+                    fail("trace %d GPU %d: peak memory bin %s, peak sample %s" % (t["trace_id"], g["device_id"], max(mem), peak))
+        if sys_["iteration_starts_ns"] and not sys_["aligned"]:
+            fail("trace %d: iteration starts drawn over samples not aligned with the trace" % t["trace_id"])
 
 
 def run_firefox(ff, path):
@@ -102,7 +185,7 @@ def run_firefox(ff, path):
     return json.loads(text), ff.console_errors()
 
 
-def check_case(name, page_path, result, console, failures):
+def check_case(name, page_path, result, console, failures, must=()):
     def fail(msg):
         failures.append("%s: %s" % (name, msg))
 
@@ -127,12 +210,16 @@ def check_case(name, page_path, result, console, failures):
     got = result["charts"]
     if set(got) != set(expected):
         fail("charts %s, expected %s" % (sorted(got), sorted(expected)))
+    labels = expected_evidence_charts(data) if data["kind"] == "analysis" else {}
     for cid, n in expected.items():
         c = got.get(cid)
         if not c:
             continue
         if c["series"] != n:
             fail("chart %s has %d series, expected %d" % (cid, c["series"], n))
+        for want, have in zip(labels.get(cid, []), c.get("labels", [])):
+            if want not in have:
+                fail("chart %s: series %r, expected %r" % (cid, have, want))
         if c["with_data"] == 0 or c["pixels"] == 0:
             fail("chart %s is empty (%d series with data, %d painted pixels)" % (cid, c["with_data"], c["pixels"]))
     if "waits-ranks" in got:
@@ -151,6 +238,14 @@ def check_case(name, page_path, result, console, failures):
         return 0
     if tables.get("table-kernels") != len(data["kernels"]["rows"]) or tables.get("table-ops") != len(data["op_types"]["rows"]):
         fail("table rows %s, expected %d kernels and %d op types" % (tables, len(data["kernels"]["rows"]), len(data["op_types"]["rows"])))
+    want_tables = expected_evidence_tables(data)
+    extra = {k: v for k, v in tables.items() if k not in ("table-kernels", "table-ops")}
+    if extra != want_tables:
+        fail("section tables %s, expected %s" % (extra, want_tables))
+    check_system_series(data, fail)
+    for section in must:
+        if not any(k.startswith(section) for k in list(got) + list(tables)):
+            fail("no %s chart or table: the case is there to show it" % section)
     tl = result.get("timeline")
     if data["timeline"]["views"] and (not tl or tl["pixels"] == 0):
         fail("the timeline canvas is empty")
@@ -201,6 +296,18 @@ def main():
         ("ddp2_two_ranks", ["analyze", fx("ddp2_rank0.json.gz"), fx("ddp2_rank1_slow30.json.gz")]),
         ("ddp4_dataloader_job", ["analyze"] + [fx("jobs/ddp4_dataloader_r2/rank%d.json.gz" % r) for r in range(4)]),
         ("compare_slow10", ["compare", fx("compare/base.json.gz"), fx("compare/slow10_outlier.json.gz")]),
+        # Sections drawn only when a trace has their facts (generated fixtures, scripts/gen_profile.py).
+        # The last item names the charts/tables the case must show, so that a page dropping a section fails.
+        ("samples_beside_trace", ["analyze", fx("samples/epoch_mlp_trace.json.gz"), fx("samples/nvsmi_epoch_mlp_utc+2.csv")],
+         ["system-t1-d0"]),
+        ("samples_dcgmi_alone", ["analyze", fx("samples/dcgmi_2gpu.txt")], ["system-t1-d0", "system-t1-d1"]),
+        ("samples_operator_log", ["analyze", "--operator-spec", fx("samples/roi_generator_spec.yaml"),
+                                  fx("samples/roi_generator_operator.log")], ["table-operators-t1"]),
+        ("host_io", ["analyze", fx("host_io.nsys.sqlite")], ["host-t1", "table-oscalls-t1"]),
+        ("host_cpu", ["analyze", fx("host_cpu.nsys.sqlite")], ["table-hotspots-t1"]),
+        ("cuda_graph_captured", ["analyze", fx("cuda_graph_captured.json.gz")], ["table-graphs-t1"]),
+        ("cuda_graph_replayed", ["analyze", fx("cuda_graph_replayed.json.gz")], ["table-graphs-t1"]),
+        ("compile_graph_break", ["analyze", fx("compile_graph_break.json.gz")], ["compiled-t1", "table-regions-t1"]),
     ]
     real = [
         ("real_kineto_training_resnet50", ["analyze", rd("kineto/tb_resnet50_v100_workers0.pt.trace.json.gz")]),
@@ -223,7 +330,8 @@ def main():
                 ff = bidi.Firefox(firefox, os.path.join(work, "profile-firefox"))
             except (AssertionError, OSError) as e:
                 failures.append("firefox: %s" % e)
-        for name, cmd in cases:
+        for case in cases:
+            name, cmd, must = case[0], case[1], (case[2] if len(case) > 2 else [])
             page = os.path.join(out_dir, name + ".html")
             t0 = time.time()
             proc = subprocess.run([args.proflint] + cmd + ["--format", "html", "-o", page], capture_output=True, text=True,
@@ -242,7 +350,7 @@ def main():
                 label = "%s [%s]" % (name, browser)
                 try:
                     result, console = run()
-                    outlined_total += check_case(label, page, result, console, failures)
+                    outlined_total += check_case(label, page, result, console, failures, must)
                 except (AssertionError, subprocess.TimeoutExpired, json.JSONDecodeError, OSError) as e:
                     failures.append("%s: %s" % (label, e))
                     continue

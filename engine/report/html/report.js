@@ -115,9 +115,12 @@
     app.append(el('h1', { text: 'proflint report' }));
     app.append(el('div', { cls: 'muted small', text: 'proflint ' + DATA.version + ' · ' + summary.map((t) => t.path).join(', ') }));
     const toc = el('nav', { cls: 'toc' });
-    for (const [h, t] of [['findings', 'Findings'], ['breakdown', 'Time breakdown'], ['steps', 'Step time'],
-      ['overtime', 'Utilization over time'], ['tables', 'Op types & kernels'], ['timeline', 'Timeline']])
-      toc.append(el('a', { href: '#' + h, text: t }));
+    const has = (k) => summary.some((t) => t[k]);
+    for (const [h, t, show] of [['findings', 'Findings', true], ['breakdown', 'Time breakdown', true], ['steps', 'Step time', true],
+      ['overtime', 'Utilization over time', true], ['system', 'System view', has('system_view')], ['host', 'Host threads', has('host_activity')],
+      ['graphs', 'CUDA graphs & compiled regions', has('cuda_graphs') || has('torch_compile')],
+      ['tables', 'Op types & kernels', true], ['timeline', 'Timeline', true]])
+      if (show) toc.append(el('a', { href: '#' + h, text: t }));
     app.append(toc);
     renderHeader(summary, analysis);
     renderReductions();
@@ -125,6 +128,9 @@
     renderBreakdown(summary);
     renderSteps(summary);
     renderOverTime();
+    renderSystemView(summary);
+    renderHostActivity(summary);
+    renderGraphs(summary);
     renderTables();
     renderTimeline();
   }
@@ -167,6 +173,10 @@
     for (const t of DATA.traces)
       ul.append(el('li', { text: 'Over-time series of trace ' + t.trace_id + ': ' + t.series.bins + ' bins of ' + fmtNs(t.series.bin_ns) +
         ' (utilization = busy share of each bin; samples averaged, memory = peak per bin).' }));
+    for (const t of DATA.traces)
+      if (t.system)
+        ul.append(el('li', { text: 'System view of trace ' + t.trace_id + ': the sampling logs in ' + t.system.bins + ' bins of ' + fmtNs(t.system.bin_ns) +
+          ' (activity averaged, memory = peak per bin).' }));
     const views = DATA.timeline.views;
     ul.append(el('li', { text: 'Timeline: ' + views.length + ' window(s) (' + views.map((v) => v.label).join('; ') +
       '), chosen for the findings\' evidence and the median and slowest steady steps; other iterations are not drawn.' }));
@@ -375,6 +385,183 @@
           axes: [{ values: (u, v) => v.map((q) => q.toFixed(q < 1 ? 2 : 1) + ' s') },
             { values: (u, v) => v.map((q) => (key === 'memory' ? fmtBytes(q) : String(+q.toFixed(2)))), size: 70 }],
         }, data);
+      }
+    }
+  }
+
+  // ---- evidence beside the trace: sampling logs, host threads, CUDA graphs and compiled regions ----
+  // Each section is drawn only when some trace has its facts (docs/html-report.md).
+  const traceLabel = (tid) => (DATA.traces.length > 1 ? 'Trace ' + tid + ': ' : '');
+  const fmtSec = (u, v) => v.map((q) => q.toFixed(q < 1 ? 2 : 1) + ' s');
+
+  function renderSystemView(summary) {
+    const withView = summary.filter((t) => t.system_view);
+    if (!withView.length) return;
+    const s = section('system', 'System view (sampling logs)');
+    s.append(el('p', { cls: 'muted small', text: 'GPU activity and memory occupancy over the whole job from the sampling logs (nvidia-smi, dmon, DCGM, ' +
+      'the PyTorch memory timeline, nsys GPU metrics), and the operator and module times of operator logs (docs/samples.md).' }));
+    for (const sm of withView) {
+      const v = sm.system_view;
+      const t = DATA.traces.find((q) => q.trace_id === sm.trace_id) || {};
+      const sys = t.system;
+      s.append(el('h3', { text: traceLabel(sm.trace_id) + v.sources.join(', ') }));
+      if (v.gpus.length) {
+        const cards = el('div', { cls: 'cards' });
+        const card = (k, val) => cards.append(el('div', { cls: 'card' }, el('div', { cls: 'v', text: val }), el('div', { cls: 'k', text: k })));
+        card('sampled', fmtNs(v.end_ns - v.start_ns));
+        for (const g of v.gpus) {
+          if (g.gpu_active_percent) card('GPU ' + g.device_id + ' average activity', g.gpu_active_percent.mean.toFixed(1) + '%');
+          if (g.memory_used_bytes) card('GPU ' + g.device_id + ' peak memory', fmtBytes(g.memory_used_bytes.max) +
+            (g.memory_total_bytes ? ' (' + fmtPct(g.memory_used_bytes.max / g.memory_total_bytes) + ')' : ''));
+        }
+        s.append(cards);
+      }
+      if (sys) {
+        const grid = el('div', { cls: 'grid' });
+        s.append(grid);
+        const x = Array.from({ length: sys.bins }, (_, i) => ((i + 0.5) * sys.bin_ns) / 1e9);
+        const starts = sys.iteration_starts_ns.map((q) => q / 1e9);
+        for (const g of sys.gpus) {
+          const series = [{ label: 's' }], data = [x];
+          const pct = (u, q) => (q === null || q === undefined ? '–' : q.toFixed(1) + '%');
+          if (g.activity) {
+            series.push({ label: 'GPU activity (' + g.activity.metric + ')', stroke: '#1565c0', width: 1.5, spanGaps: true, value: pct });
+            data.push(g.activity.values);
+          }
+          if (g.sm_active) {
+            series.push({ label: 'SM active', stroke: '#2e7d32', width: 1.5, spanGaps: true, value: pct });
+            data.push(g.sm_active.values);
+          }
+          const bytes = g.memory && g.memory.unit === 'bytes';
+          if (g.memory) {
+            series.push({ label: bytes ? 'memory used (' + g.memory.metric + ')' : 'memory occupancy (' + g.memory.metric + ' of ' + fmtBytes(g.memory_total_bytes) + ')',
+              stroke: '#c62828', width: 1.5, spanGaps: true, scale: bytes ? 'bytes' : 'y', value: bytes ? (u, q) => fmtBytes(q) : pct });
+            data.push(g.memory.values);
+          }
+          const axes = [{ values: fmtSec }, { scale: 'y', values: (u, v) => v.map((q) => Math.round(q) + '%') }];
+          if (bytes) axes.push({ scale: 'bytes', side: 1, grid: { show: false }, size: 70, values: (u, v) => v.map(fmtBytes) });
+          makeChart('system-t' + sm.trace_id + '-d' + g.device_id, grid, {
+            title: traceLabel(sm.trace_id) + 'GPU ' + g.device_id + (g.name ? ' ' + g.name : '') + ' over the job (bins of ' + fmtNs(sys.bin_ns) + ')' +
+              (starts.length ? '; dashed lines: iteration starts' : ''),
+            scales: Object.assign({ x: { time: false }, y: { range: [0, 102] } }, bytes ? { bytes: { range: (u, mn, mx) => [0, mx > 0 ? mx * 1.05 : 1] } } : {}),
+            series, axes, hooks: boundaryHook(starts),
+          }, data);
+        }
+        s.append(el('p', { cls: 'muted small', text: 'Seconds from the first sample; activity and SM active: mean per bin; memory: peak per bin.' +
+          (sys.aligned ? ' The samples are on the trace\'s clock.' : ' The samples are not aligned with a trace: no iteration starts.') }));
+      }
+      if (v.operators.length) {
+        s.append(el('h3', { text: traceLabel(sm.trace_id) + 'Operator and module times (operator logs)' }));
+        const totals = new Map(v.operators.filter((o) => o.module === null).map((o) => [o.operator, o.time_ns]));
+        dataTable(s, 'table-operators-t' + sm.trace_id, [
+          { label: 'operator', text: true, key: (r) => r.operator, show: (r) => r.operator },
+          { label: 'module', text: true, key: (r) => r.module || '', show: (r) => r.module || '(total)' },
+          { label: 'time', key: (r) => r.time_ns, show: (r) => fmtNs(r.time_ns) },
+          { label: 'share of the operator', key: (r) => (totals.get(r.operator) ? r.time_ns / totals.get(r.operator) : -1),
+            show: (r) => (totals.get(r.operator) ? fmtPct(r.time_ns / totals.get(r.operator)) : '–') },
+          { label: 'log lines', key: (r) => r.count, show: (r) => fmtInt(r.count) }], v.operators.map((o) => Object.assign({ 0: o.operator }, o)));
+      }
+    }
+  }
+
+  const HOST_CATS = [['io', 'blocked in I/O', '#1e88e5'], ['wait', 'blocked waiting (poll, futex, locks)', '#8e24aa'],
+    ['sleep', 'sleeping', '#f9a825'], ['other', 'idle, launching threads not blocked', '#e0e0e0']];
+  function renderHostActivity(summary) {
+    const withHost = summary.filter((t) => t.host_activity);
+    if (!withHost.length) return;
+    const s = section('host', 'Host threads while the GPU idled');
+    s.append(el('p', { cls: 'muted small', text: 'What the threads that launch each GPU\'s work did while it idled in its steady window: ' +
+      'blocking OS calls (nsys OS runtime tracing) and sampled functions (nsys CPU sampling), as io-bound-input and cpu-hotspot-idle measure them.' }));
+    for (const sm of withHost) {
+      const h = sm.host_activity;
+      s.append(el('h3', { text: traceLabel(sm.trace_id) + fmtInt(h.os_calls_recorded) + ' OS runtime calls, ' + fmtInt(h.cpu_samples_recorded) + ' CPU samples recorded' }));
+      if (!h.devices.length) { s.append(el('p', { text: 'No GPU ran work in this trace.' })); continue; }
+      const grid = el('div', { cls: 'grid' });
+      s.append(grid);
+      if (h.os_calls_recorded > 0) {
+        const val = (d, k) => (k === 'other' ? Math.max(0, d.gpu_idle_ns - d.blocked_ns) : d.blocked_by_category_ns[k] || 0);
+        const cats = HOST_CATS.filter(([k]) => h.devices.some((d) => val(d, k) > 0)).map(([k, l, c]) => [k, l, c, h.devices.map((d) => val(d, k))]);
+        if (cats.length)
+          stackedBars('host-t' + sm.trace_id, grid, traceLabel(sm.trace_id) + 'GPU-idle time by what the launching threads did', h.devices.map((d) => 'GPU ' + d.device_id), cats, fmtNs);
+        const rows = [];
+        for (const d of h.devices) for (const c of d.os_calls) rows.push(Object.assign({ 0: c.name, device_id: d.device_id }, c));
+        s.append(el('h3', { text: 'Blocking OS calls during GPU-idle time' }));
+        dataTable(s, 'table-oscalls-t' + sm.trace_id, [
+          { label: 'call', text: true, key: (r) => r.name, show: (r) => r.name },
+          { label: 'GPU', key: (r) => r.device_id, show: (r) => String(r.device_id) },
+          { label: 'category', text: true, key: (r) => r.category, show: (r) => r.category },
+          { label: 'calls', key: (r) => r.calls, show: (r) => fmtInt(r.calls) },
+          { label: 'GPU-idle time inside', key: (r) => r.gpu_idle_ns, show: (r) => fmtNs(r.gpu_idle_ns) },
+          { label: 'longest', key: (r) => r.longest_ns, show: (r) => fmtNs(r.longest_ns) }], rows);
+      }
+      if (h.cpu_samples_recorded > 0) {
+        const rows = [];
+        for (const d of h.devices) for (const f of d.cpu_hotspots) rows.push(Object.assign({ 0: f.function, device_id: d.device_id, idle: d.cpu_samples_while_idle }, f));
+        s.append(el('h3', { text: 'CPU hotspots during GPU-idle time' }));
+        s.append(el('p', { cls: 'muted small', text: h.devices.map((d) => 'GPU ' + d.device_id + ': ' + fmtInt(d.cpu_samples_while_idle) + ' of ' +
+          fmtInt(d.cpu_samples_in_window) + ' samples of its launching threads in GPU-idle time' + (d.cpu_sample_period_ns ? ', one every ' + fmtNs(d.cpu_sample_period_ns) : '')).join('; ') }));
+        dataTable(s, 'table-hotspots-t' + sm.trace_id, [
+          { label: 'function', text: true, key: (r) => r.function, show: (r) => r.function },
+          { label: 'module', text: true, key: (r) => r.module || '', show: (r) => r.module || '–' },
+          { label: 'GPU', key: (r) => r.device_id, show: (r) => String(r.device_id) },
+          { label: 'samples', key: (r) => r.samples, show: (r) => fmtInt(r.samples) },
+          { label: 'share of idle samples', key: (r) => r.samples / (r.idle || 1), show: (r) => fmtPct(r.samples / (r.idle || 1)) }], rows);
+      }
+    }
+  }
+
+  function renderGraphs(summary) {
+    const withGraphs = summary.filter((t) => t.cuda_graphs || t.torch_compile);
+    if (!withGraphs.length) return;
+    const s = section('graphs', 'CUDA graphs and compiled regions');
+    for (const sm of withGraphs) {
+      const t = DATA.traces.find((q) => q.trace_id === sm.trace_id) || {};
+      if (sm.cuda_graphs) {
+        s.append(el('h3', { text: traceLabel(sm.trace_id) + sm.cuda_graphs.length + ' CUDA graph(s) replayed' }));
+        const opsOf = (g) => ((t.graph_ops || {})[String(g.graph_id)] || []);
+        const attributed = (g) => {
+          if (!g.capture_in_trace) return 'capture not in the trace: kernels named graph ' + g.graph_id + ', node N';
+          const ops = opsOf(g);
+          if (!ops.length) return 'captured in the trace; nodes not matched to ops';
+          return ops.slice(0, 5).map((o) => o.op + ' ×' + o.nodes + ' ' + fmtNs(o.gpu_time_per_replay_ns)).join(', ') + (ops.length > 5 ? ', … ' + (ops.length - 5) + ' more' : '');
+        };
+        dataTable(s, 'table-graphs-t' + sm.trace_id, [
+          { label: 'graph', key: (r) => r.graph_id, show: (r) => String(r.graph_id) + (r.id_source === 'recorded' ? '' : ' (numbered by proflint)') },
+          { label: 'GPU', key: (r) => r.device_id ?? -1, show: (r) => (r.device_id === null ? '–' : String(r.device_id)) },
+          { label: 'replays', key: (r) => r.replays, show: (r) => fmtInt(r.replays) },
+          { label: 'kernels per replay', key: (r) => r.kernels_per_replay, show: (r) => fmtInt(r.kernels_per_replay) },
+          { label: 'GPU time per replay', key: (r) => r.gpu_time_per_replay_ns, show: (r) => fmtNs(r.gpu_time_per_replay_ns) },
+          { label: 'span per replay', key: (r) => r.span_per_replay_ns, show: (r) => fmtNs(r.span_per_replay_ns) },
+          { label: 'GPU time', key: (r) => r.gpu_time_ns, show: (r) => fmtNs(r.gpu_time_ns) },
+          { label: 'attributed ops (nodes, GPU time per replay)', text: true, key: (r) => attributed(r), show: (r) => attributed(r) }],
+        sm.cuda_graphs.map((g) => Object.assign({ 0: 'graph ' + g.graph_id }, g)));
+      }
+      const c = sm.torch_compile;
+      if (c) {
+        const kinds = Object.entries(c.triton_time_by_kind_ns).map(([k, v]) => k + ' ' + fmtNs(v)).join(', ');
+        s.append(el('h3', { text: traceLabel(sm.trace_id) + 'torch.compile: ' + c.regions + ' compiled region(s)' +
+          (c.iterations_with_regions ? ' in ' + c.iterations_with_regions + ' iteration(s)' : '') + ', ' + c.graph_breaks + ' graph break(s)' }));
+        s.append(el('p', { cls: 'small', text: c.triton_kernels + ' Triton kernel(s), ' + fmtNs(c.triton_time_ns) + (kinds ? ' (' + kinds + ')' : '') +
+          '; inside regions, ' + c.other_kernels + ' non-Triton kernel(s), ' + fmtNs(c.other_time_ns) + ', from ' + c.fallback_ops + ' eager fallback or library op(s).' }));
+        if (c.by_region.length) {
+          const grid = el('div', { cls: 'grid' });
+          s.append(grid);
+          const labels = c.by_region.map((r) => r.name + (r.pass === 'bwd' ? ' (bwd)' : ''));
+          stackedBars('compiled-t' + sm.trace_id, grid, traceLabel(sm.trace_id) + 'GPU time per compiled region: Triton vs fallback kernels', labels,
+            [['triton', 'Triton kernels', '#2e7d32', c.by_region.map((r) => r.triton_time_ns)],
+              ['other', 'fallback / library kernels', '#e53935', c.by_region.map((r) => r.other_time_ns)]], fmtNs);
+          dataTable(s, 'table-regions-t' + sm.trace_id, [
+            { label: 'region', text: true, key: (r) => r.name, show: (r) => r.name },
+            { label: 'pass', text: true, key: (r) => r.pass, show: (r) => r.pass },
+            { label: 'instances', key: (r) => r.instances, show: (r) => fmtInt(r.instances) },
+            { label: 'Triton kernels', key: (r) => r.triton_kernels, show: (r) => fmtInt(r.triton_kernels) },
+            { label: 'Triton time', key: (r) => r.triton_time_ns, show: (r) => fmtNs(r.triton_time_ns) },
+            { label: 'fallback kernels', key: (r) => r.other_kernels, show: (r) => fmtInt(r.other_kernels) },
+            { label: 'fallback time', key: (r) => r.other_time_ns, show: (r) => fmtNs(r.other_time_ns) },
+            { label: 'fallback ops', key: (r) => r.fallback_ops, show: (r) => fmtInt(r.fallback_ops) },
+            { label: 'graph breaks before', key: (r) => r.graph_breaks, show: (r) => fmtInt(r.graph_breaks) }],
+          c.by_region.map((r) => Object.assign({ 0: r.name }, r)));
+        }
       }
     }
   }
@@ -758,7 +945,8 @@
       // Series with at least one drawable value (uPlot keeps series[0] for x).
       const withData = u.series.slice(1).filter((s, k) => (u.data[k + 1] || []).some((v) => v !== null && v !== undefined)).length;
       const title = u.root.querySelector('.u-title');
-      out.charts[id] = { series: u.series.length - 1, with_data: withData, pixels: painted(u.ctx.canvas), title: title ? title.textContent : '' };
+      out.charts[id] = { series: u.series.length - 1, with_data: withData, pixels: painted(u.ctx.canvas), title: title ? title.textContent : '',
+        labels: u.series.slice(1).map((q) => q.label) };
     }
     if (DATA.kind === 'analysis') {
       findingEls.forEach((e, i) => {
