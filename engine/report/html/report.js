@@ -946,7 +946,8 @@
       const withData = u.series.slice(1).filter((s, k) => (u.data[k + 1] || []).some((v) => v !== null && v !== undefined)).length;
       const title = u.root.querySelector('.u-title');
       out.charts[id] = { series: u.series.length - 1, with_data: withData, pixels: painted(u.ctx.canvas), title: title ? title.textContent : '',
-        labels: u.series.slice(1).map((q) => q.label) };
+        labels: u.series.slice(1).map((q) => q.label),
+        maxes: u.data.slice(1).map((a) => (a || []).reduce((m, v) => (v === null || v === undefined ? m : Math.max(m, v)), null)) };
     }
     if (DATA.kind === 'analysis') {
       findingEls.forEach((e, i) => {
