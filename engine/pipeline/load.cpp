@@ -234,7 +234,8 @@ void attach_sampling_logs(std::vector<TraceModel>& models, std::optional<int64_t
     for (size_t t : traces) {
       const TraceModel& trace = models[t];
       SampleAlignment a = align_samples(log.start_ns, log.end_ns, log.info.clock, trace.start_ns, trace.end_ns,
-                                        trace.info.clock, offset_ns);
+                                        trace.info.clock, offset_ns,
+                                        ClockAnchor{trace.info.epoch_base_ns, trace.info.utc_offset_ns});
       if (first || (a.aligned && a.overlap_ns > chosen.overlap_ns)) {
         chosen = a;
         best = t;
