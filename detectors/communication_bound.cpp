@@ -517,7 +517,14 @@ class CommunicationBound final : public Detector {
           "overlaps the current batch's compute, and revisit the sharding plan (fewer row-wise/table-wise shards that "
           "exchange less); for mixture-of-experts, overlap token dispatch/combine with expert compute and keep the "
           "capacity factor low. ";
-    if (slow_link)
+    // AMD GPUs run RCCL, which reads NCCL's variables, over xGMI; their topology comes from rocm-smi.
+    const bool amd = summary.vendor && *summary.vendor == "amd";
+    if (slow_link && amd)
+      rec +=
+          "Check the interconnect: run with NCCL_DEBUG=INFO (RCCL reads NCCL's variables) to see the transport (P2P/xGMI, "
+          "NET/IB or NET/Socket), make sure NCCL_P2P_DISABLE / NCCL_IB_DISABLE are not set, and check "
+          "`rocm-smi --showtopo`. ";
+    else if (slow_link)
       rec +=
           "Check the interconnect: run with NCCL_DEBUG=INFO to see the transport (P2P/NVLink, NET/IB or NET/Socket), "
           "make sure "

@@ -19,13 +19,56 @@ namespace proflint {
 
 namespace {
 
+// The part of a GPU's sampled time a larger batch can win back: the idle fraction of its working
+// samples, summed over the time they stand for. Working samples are those above `idle_below` and
+// at least half the median of those (a job at 30% with a display or another process at 6% after
+// it ended: only the job's samples count). Samples at or under that are stalls, start-up and the
+// tail, judged by gpu-idle-sampled; a larger batch does not shorten them, and leaving them out
+// keeps the two findings off the same time.
+struct WorkingIdle {
+  int64_t working_ns = 0;    // time the working samples stand for
+  double mean_active = 0;    // their mean activity, %
+  double idle_ns = 0;        // sum of (1 - activity) x time over them
+  int64_t samples = 0;
+};
+
+WorkingIdle working_idle(const std::vector<std::pair<int64_t, double>>& v, double idle_below) {
+  WorkingIdle w;
+  if (v.size() < 2) return w;
+  std::vector<int64_t> gaps;
+  for (size_t i = 0; i + 1 < v.size(); ++i) gaps.push_back(v[i + 1].first - v[i].first);
+  std::vector<int64_t> sorted = gaps;
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
+  const int64_t usual = std::max<int64_t>(1, sorted[sorted.size() / 2]);
+  std::vector<double> above;
+  for (const auto& [t, a] : v)
+    if (a > idle_below) above.push_back(a);
+  if (above.empty()) return w;
+  std::nth_element(above.begin(), above.begin() + static_cast<std::ptrdiff_t>(above.size() / 2), above.end());
+  const double floor = std::max(idle_below, above[above.size() / 2] / 2);
+  double sum = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const double a = v[i].second;
+    if (!(a > idle_below && a >= floor)) continue;
+    // Each sample stands for the time until the next one, at most twice the usual interval.
+    const int64_t len = std::max<int64_t>(0, i + 1 < v.size() ? std::min(gaps[i], 2 * usual) : usual);
+    w.working_ns += len;
+    w.idle_ns += std::clamp(1.0 - a / 100.0, 0.0, 1.0) * static_cast<double>(len);
+    sum += a;
+    ++w.samples;
+  }
+  w.mean_active = w.samples ? sum / static_cast<double>(w.samples) : 0;
+  return w;
+}
+
 class MemoryHeadroom final : public Detector {
  public:
   explicit MemoryHeadroom(const OptionValues& o)
       : max_occupancy_(o.number("max_occupancy")),
         memory_target_(o.number("memory_target")),
         max_factor_(o.integer("max_factor")),
-        min_samples_(o.integer("min_samples")) {}
+        min_samples_(o.integer("min_samples")),
+        idle_below_(o.number("idle_below")) {}
 
   std::string_view id() const override { return "memory-headroom"; }
   std::string_view title() const override { return "GPU memory left unused: a larger batch fits"; }
@@ -62,10 +105,15 @@ class MemoryHeadroom final : public Detector {
                               format_bytes_of(peak), format_bytes_of(total),
                               format_percent(occupancy), g.memory_used->samples,
                               format_bytes_of(g.memory_used->mean));
-      double idle_share = 0;
+      WorkingIdle work;
       if (g.gpu_active) {
-        idle_share = std::clamp(1.0 - g.gpu_active->mean / 100.0, 0.0, 1.0);
-        f.problem += fmt::format(" Its average activity was {:.1f}%.", g.gpu_active->mean);
+        auto v = sample_values(facts.db(), trace_id, g.device_id, "gpu_active");
+        if (v.size() < 2) v = sample_values(facts.db(), trace_id, g.device_id, "graphics_active");
+        work = working_idle(v, idle_below_);
+        f.problem += fmt::format(" Its average activity was {:.1f}%", g.gpu_active->mean);
+        f.problem += work.samples > 0 ? fmt::format(", {:.1f}% over the {} it was working.", work.mean_active,
+                                                    format_ns(work.working_ns))
+                                      : ".";
       }
       f.recommendation = fmt::format(
           "Increase the batch size about ×{} (DataLoader(batch_size=…), or more requests per batch for inference): "
@@ -75,11 +123,16 @@ class MemoryHeadroom final : public Detector {
           k, format_percent(occupancy * static_cast<double>(k)));
       // Per original batch at a doubled batch (the first step of the change, whatever k memory
       // allows: the per-step host time is rarely all of the idle time): GPU work stays, the
-      // per-step host time, taken as the sampled idle share, is paid once per two batches.
-      f.estimated_savings_ns =
-          static_cast<int64_t>(static_cast<double>(std::max<int64_t>(s->steady_wall_ns, 0)) * idle_share * 0.5);
-      f.savings_method = g.gpu_active ? "the sampled idle share of the GPU paid once per two batches instead of every batch (the batch doubled)"
-                                      : "none: no sampled GPU activity to estimate the per-step host time from";
+      // per-step host time, taken as the idle part of the working samples, is paid once per two
+      // batches. Never more than half the trace's steady wall time.
+      const double cap = static_cast<double>(std::max<int64_t>(s->steady_wall_ns, 0)) * 0.5;
+      f.estimated_savings_ns = static_cast<int64_t>(std::min(work.idle_ns * 0.5, cap));
+      f.savings_method =
+          work.samples > 0
+              ? "half the idle part of the GPU's working samples (activity above idle_below and at least half their "
+                "median): the per-step host time paid once per two batches instead of every batch (the batch "
+                "doubled); stalls and start-up are not counted"
+              : "none: no sampled GPU activity to estimate the per-step host time from";
       f.confidence = 0.4;
       f.evidence["device_id"] = g.device_id;
       f.evidence["memory_peak_bytes"] = peak;
@@ -89,6 +142,11 @@ class MemoryHeadroom final : public Detector {
       f.evidence["batch_factor"] = k;
       f.evidence["samples"] = g.memory_used->samples;
       if (g.gpu_active) f.evidence["mean_gpu_active_percent"] = g.gpu_active->mean;
+      if (work.samples > 0) {
+        f.evidence["working_ns"] = work.working_ns;
+        f.evidence["working_mean_active_percent"] = work.mean_active;
+        f.evidence["working_samples"] = work.samples;
+      }
       sink.report(std::move(f));
     }
   }
@@ -96,6 +154,7 @@ class MemoryHeadroom final : public Detector {
  private:
   double max_occupancy_, memory_target_;
   int64_t max_factor_, min_samples_;
+  double idle_below_;
 };
 
 }  // namespace
@@ -105,7 +164,9 @@ DetectorInfo memory_headroom_info() {
           {{"max_occupancy", 0.5, "report when the peak sampled memory use is below this share of the device memory"},
            {"memory_target", 0.85, "share of the device memory the suggested batch may fill at its peak"},
            {"max_factor", int64_t{8}, "largest batch factor suggested"},
-           {"min_samples", int64_t{5}, "memory samples a GPU needs to be judged"}},
+           {"min_samples", int64_t{5}, "memory samples a GPU needs to be judged"},
+           {"idle_below", 5.0,
+            "samples at or under this GPU activity (%) are stalls, start-up or the tail, not counted in the estimate"}},
           [](const OptionValues& o) { return std::make_unique<MemoryHeadroom>(o); }};
 }
 

@@ -16,6 +16,11 @@
 
 namespace proflint {
 
+// Below this, and under 0.1% of what higher-ranked findings already claimed of it, the part of an
+// estimate left after overlaps is the rounding of per-row claims.
+constexpr int64_t kRoundingRemainderNs = 1000;
+
+
 namespace {
 
 auto rank_key(const Finding& f) {
@@ -406,6 +411,10 @@ void rank_findings(std::vector<Finding>& findings, const std::map<int64_t, int64
       shared[i][it->second.finding] += take;
     }
     f.estimated_savings_ns = std::max<int64_t>(0, f.estimated_savings_ns - deduct);
+    // What is left of an estimate counted elsewhere by all but a few nanoseconds is the rounding of
+    // its per-row claims (a 9.68 ms estimate against 9.68 ms of claims left "saves ~2 ns"): nothing.
+    if (deduct > 0 && f.estimated_savings_ns < kRoundingRemainderNs && f.estimated_savings_ns * 1000 < deduct)
+      f.estimated_savings_ns = 0;
     const double wall = static_cast<double>(walls[i]);
     f.savings_share = wall > 0 ? static_cast<double>(f.estimated_savings_ns) / wall : 0.0;
     f.effective_severity = severity_of(f, thresholds);

@@ -4,6 +4,7 @@
 
 #include <SQLiteCpp/Statement.h>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -302,11 +303,49 @@ int cmd_query(const CommonOptions& options, const std::string& sql) {
   while (tail && *tail && std::isspace(static_cast<unsigned char>(*tail))) ++tail;
   if (tail && *tail && *tail != ';') throw Error("query: give exactly one SQL statement");
   if (!sqlite3_stmt_readonly(stmt)) throw Error("query: only read-only statements (SELECT, WITH ...) are allowed");
-  std::string out;
   int cols = sqlite3_column_count(stmt);
+  int rc;
+  std::string out;
+  if (options.format == "json") {
+    // {"columns": [...], "rows": [[...], ...]}: each value keeps its SQLite type, so NULL (null)
+    // and an empty string ("") stay apart, as CSV cannot keep them. A non-finite real is null
+    // (JSON has no NaN); a blob is its bytes in hex.
+    nlohmann::json columns = nlohmann::json::array(), rows = nlohmann::json::array();
+    for (int c = 0; c < cols; ++c) columns.push_back(sqlite3_column_name(stmt, c));
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+      nlohmann::json row = nlohmann::json::array();
+      for (int c = 0; c < cols; ++c) {
+        switch (sqlite3_column_type(stmt, c)) {
+          case SQLITE_NULL: row.push_back(nullptr); break;
+          case SQLITE_INTEGER: row.push_back(static_cast<int64_t>(sqlite3_column_int64(stmt, c))); break;
+          case SQLITE_FLOAT: {
+            double v = sqlite3_column_double(stmt, c);
+            if (std::isfinite(v)) row.push_back(v); else row.push_back(nullptr);
+            break;
+          }
+          case SQLITE_BLOB: {
+            const auto* bytes = static_cast<const unsigned char*>(sqlite3_column_blob(stmt, c));
+            std::string hex;
+            for (int i = 0, n = sqlite3_column_bytes(stmt, c); i < n; ++i) hex += fmt::format("{:02x}", bytes[i]);
+            row.push_back(hex);
+            break;
+          }
+          default: {
+            const unsigned char* text = sqlite3_column_text(stmt, c);
+            row.push_back(std::string(text ? reinterpret_cast<const char*>(text) : "",
+                                      static_cast<size_t>(sqlite3_column_bytes(stmt, c))));
+          }
+        }
+      }
+      rows.push_back(std::move(row));
+    }
+    if (rc != SQLITE_DONE) throw Error(std::string("query: ") + sqlite3_errmsg(db));
+    nlohmann::json root = {{"columns", std::move(columns)}, {"rows", std::move(rows)}};
+    write_output(options.output, root.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    return 0;
+  }
   for (int c = 0; c < cols; ++c) out += (c ? "," : "") + csv_field(sqlite3_column_name(stmt, c));
   out += "\n";
-  int rc;
   while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
     for (int c = 0; c < cols; ++c) {
       if (c) out += ",";

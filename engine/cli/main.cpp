@@ -76,6 +76,8 @@ int main(int argc, char** argv) {
   query->add_option("STORE_OR_PROFILE", query_input, "a saved store or profile")->required();
   query->add_option("SQL", sql, "the SELECT statement")->required();
   query->add_option("-o,--output", common.output, "output file (default stdout)");
+  query->add_option("--format", common.format, "csv (default) or json (typed values, NULL as null)")
+      ->check(CLI::IsMember({"csv", "json"}));
   add_derive_flags(query);
 
   ReportOptions report_opts;

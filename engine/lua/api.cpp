@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "engine/analysis/host_activity.hpp"
+#include "engine/analysis/source_sites.hpp"
 #include "engine/common/format.hpp"
 #include "engine/common/intervals.hpp"
 #include "engine/common/suggest.hpp"
@@ -884,6 +885,79 @@ void repair_strings(nlohmann::ordered_json& j) {
   }
 }
 
+// ctx:report's `where`: the rows behind a finding, each `{ op_id | kernel_id | api_call_id |
+// memcpy_id | memset_id | range_id = ID, time_ns = N }`, become the finding's source locations
+// (the places in the user's code with the most time), as the built-in detectors attach them.
+// `where_label` says what the times are (default "time"). Without recorded frames it adds nothing.
+constexpr size_t kMaxWhereRows = 100000;
+
+void read_where(const RunContext& run, const nlohmann::ordered_json& t, Finding& f, char* err) {
+  if (err[0] || !t.contains("where")) return;
+  const auto& rows = t["where"];
+  std::string label = "time";
+  if (t.contains("where_label")) {
+    if (!t["where_label"].is_string()) {
+      std::snprintf(err, kErr, "'where_label' must be a string");
+      return;
+    }
+    label = t["where_label"].get<std::string>();
+  }
+  if (rows.is_object() && rows.empty()) return;  // {} reads as an empty table
+  if (!rows.is_array()) {
+    std::snprintf(err, kErr, "'where' must be a list of { op_id = ..., time_ns = ... } tables");
+    return;
+  }
+  if (rows.size() > kMaxWhereRows) {
+    std::snprintf(err, kErr, "'where' lists %zu rows; at most %zu", rows.size(), kMaxWhereRows);
+    return;
+  }
+  static const std::vector<std::string> kinds = {"api_call_id", "kernel_id", "memcpy_id", "memset_id", "op_id", "range_id"};
+  SourceSites sites(*run.facts, f.scope.trace_id.value_or(run.trace_id), label);
+  for (size_t i = 0; i < rows.size() && !err[0]; ++i) {
+    const auto& row = rows[i];
+    if (!row.is_object()) {
+      std::snprintf(err, kErr, "where[%zu] must be a table { op_id = ..., time_ns = ... }", i + 1);
+      return;
+    }
+    std::string kind;
+    int64_t id = 0, time_ns = 0;
+    for (const auto& [k, v] : row.items()) {
+      if (k == "time_ns") {
+        if (!v.is_number() || v.get<double>() < 0 || !std::isfinite(v.get<double>())) {
+          std::snprintf(err, kErr, "where[%zu].time_ns must be a number >= 0", i + 1);
+          return;
+        }
+        time_ns = static_cast<int64_t>(std::min(v.get<double>(), 9.2e18));
+      } else if (std::find(kinds.begin(), kinds.end(), k) != kinds.end()) {
+        if (!kind.empty() || !v.is_number_integer()) {
+          std::snprintf(err, kErr, "where[%zu] needs exactly one integer row id (op_id, kernel_id, api_call_id, "
+                                   "memcpy_id, memset_id or range_id)", i + 1);
+          return;
+        }
+        kind = k;
+        id = v.get<int64_t>();
+      } else {
+        std::snprintf(err, kErr, "where[%zu]: unknown field '%s'%s", i + 1, k.c_str(),
+                      did_you_mean(k, kinds).c_str());
+        return;
+      }
+    }
+    if (kind.empty()) {
+      std::snprintf(err, kErr, "where[%zu] names no row (op_id, kernel_id, api_call_id, memcpy_id, memset_id or "
+                               "range_id)", i + 1);
+      return;
+    }
+    if (!sites.available()) continue;  // no frames or modules recorded: nothing to attach
+    if (kind == "op_id") sites.add_op(id, time_ns);
+    else if (kind == "kernel_id") sites.add_kernel(id, time_ns);
+    else if (kind == "api_call_id") sites.add_api_call(id, time_ns);
+    else if (kind == "memcpy_id") sites.add_memcpy(id, time_ns);
+    else if (kind == "memset_id") sites.add_memset(id, time_ns);
+    else sites.add_range(id, time_ns);
+  }
+  if (!err[0]) attach_locations(f, sites.top(5));
+}
+
 int ctx_report(lua_State* L) {
   RunContext& run = run_of(L);
   check_self(L, "report");
@@ -900,7 +974,8 @@ int ctx_report(lua_State* L) {
         repair_strings(t);
         static const std::vector<std::string> fields = {
             "claims",         "confidence",     "diagnostic", "estimated_savings_ns", "evidence",      "min_savings_ns",
-            "min_wall_share", "problem",        "recommendation", "savings_method",   "scope",         "severity"};
+            "min_wall_share", "problem",        "recommendation", "savings_method",   "scope",         "severity",
+            "where",          "where_label"};
         if (!t.is_object()) std::snprintf(err, kErr, "give a table of fields: ctx:report{ problem = ..., ... }");
         for (const auto& [k, v] : t.items()) {
           if (err[0]) break;
@@ -986,6 +1061,7 @@ int ctx_report(lua_State* L) {
             f.evidence = e;
         }
         read_scope(t, f.scope, err);
+        read_where(run, t, f, err);
         if (!err[0]) {
           run.sink->report(std::move(f));
           ++run.reported;

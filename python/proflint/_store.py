@@ -11,17 +11,21 @@ from ._engine import PathLike, Progress, Scratch, as_paths, load_flags, run
 
 
 def _query_file(source: str, sql: str, flags: Sequence[str]) -> "Any":
-    """``proflint query SOURCE SQL`` read into a DataFrame (CSV: NULL and '' both read as NaN)."""
+    """``proflint query SOURCE SQL --format json`` read into a DataFrame. The JSON keeps each
+    value's SQLite type, so SQL NULL and an empty string stay apart (CSV could not tell them)."""
     import pandas as pd
 
     scratch = Scratch()
     try:
-        out = scratch.file("query.csv")
-        run(["query", source, sql, "-o", out, *flags])
-        # Only empty fields are missing values: a kernel or op may well be named "NA" or "null".
-        return pd.read_csv(out, keep_default_na=False, na_values=[""])
+        out = scratch.file("query.json")
+        run(["query", source, sql, "--format", "json", "-o", out, *flags])
+        with open(out, encoding="utf-8") as f:
+            result = json.load(f)
     finally:
         scratch.cleanup()
+    frame = pd.DataFrame(result["rows"], columns=result["columns"])
+    # pandas makes an integer column with a NULL float64; a column of integers alone stays int64.
+    return frame.infer_objects()
 
 
 class Store:
@@ -122,8 +126,9 @@ def query(
     the fact store of a profile, a saved store, a :class:`Store` or an :class:`~proflint.Analysis`
     and returns a pandas DataFrame, columns named as in the statement.
 
-    Values come through the CLI's CSV: numbers as int64/float64 columns, text as str, and SQL
-    NULL (like an empty string) as NaN.
+    Values keep their SQLite types: integers as int64 columns (float64 where a NULL is among
+    them, as NaN), reals as float64, text as str with SQL NULL as ``None`` and an empty string
+    as ``""``.
 
     >>> proflint.query("fixtures/sample_train.json.gz", "SELECT count(*) AS n FROM kernel")
           n

@@ -65,3 +65,19 @@ def test_bad_sql_names_the_problem():
 def test_one_profile_per_query():
     with pytest.raises(ValueError, match="load"):
         proflint.query([SAMPLE_TRAIN, SAMPLE_TRAIN], "SELECT 1")
+
+
+def test_null_and_empty_text_stay_apart():
+    # SQL NULL, '' and the text 'NA' are three different values; so are an integer column with a NULL
+    # (float64 with NaN) and one without (int64).
+    df = proflint.query(
+        SAMPLE_TRAIN,
+        "SELECT NULL AS a, '' AS b, 'NA' AS c, 7 AS n UNION ALL SELECT 'x', 'y', 'z', NULL",
+    )
+    assert df["a"].tolist() == [None, "x"]
+    assert df["b"].tolist() == ["", "y"]
+    assert df["c"].tolist() == ["NA", "z"]
+    assert df["n"].dtype == "float64" and df["n"].iloc[0] == 7 and df["n"].isna().iloc[1]
+    # An empty result still has its columns.
+    empty = proflint.query(SAMPLE_TRAIN, "SELECT name AS k FROM kernel WHERE 0")
+    assert list(empty.columns) == ["k"] and len(empty) == 0

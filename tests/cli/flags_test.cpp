@@ -132,6 +132,32 @@ TEST(CliReport, FormatsBothWritesCsvAndJson) {
       << bad.err;
 }
 
+// query --format json keeps each value's type: NULL, '' and 'NA' stay three values (CSV writes the
+// first two alike), integers stay integers, a non-finite real is null. The kernel count is the raw
+// file's 1188 events of cat "kernel" (python3 over the JSON).
+TEST(CliQuery, JsonKeepsTypesAndNulls) {
+  auto r = run_proflint_in(root(), "query fixtures/sample_train.json.gz --format json "
+                                   "\"SELECT NULL AS a, '' AS b, 'NA' AS c, 1.5 AS x, 9e999 AS inf, "
+                                   "(SELECT count(*) FROM kernel) AS n\"");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["columns"], nlohmann::json({"a", "b", "c", "x", "inf", "n"}));
+  ASSERT_EQ(doc["rows"].size(), 1u);
+  const auto& row = doc["rows"][0];
+  EXPECT_TRUE(row[0].is_null());
+  EXPECT_EQ(row[1], "");
+  EXPECT_EQ(row[2], "NA");
+  EXPECT_DOUBLE_EQ(row[3].get<double>(), 1.5);
+  EXPECT_TRUE(row[4].is_null());
+  EXPECT_TRUE(row[5].is_number_integer());
+  EXPECT_EQ(row[5], 1188);
+  auto csv = run_proflint_in(root(), "query fixtures/sample_train.json.gz \"SELECT NULL AS a, '' AS b\"");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(csv.out, "a,b\n,\n");
+  auto bad = run_proflint_in(root(), "query fixtures/sample_train.json.gz --format xml \"SELECT 1\"");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+}
+
 TEST(CliRules, FailOnRuleErrorDecidesTheExitCode) {
   std::string dir = temp_dir("broken_rules");
   std::ofstream(dir + "/broken.lua") << "return { id = 'broken', title = 't', evaluate = function(ctx) error('boom') end }\n";

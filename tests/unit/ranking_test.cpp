@@ -1,6 +1,8 @@
 // tests/unit/ranking_test.cpp — ranking by estimated savings, severity from share, diagnostics last.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "engine/analysis/ranking.hpp"
 
 using namespace proflint;
@@ -203,4 +205,28 @@ TEST(Ranking, GenericFindingWithMostlyUnexplainedIdleStillLeads) {
   EXPECT_EQ(v[0].estimated_savings_ns, 550);  // 600 - min(50, 80)
   EXPECT_EQ(v[1].id, "allocation-churn");
   EXPECT_EQ(v[1].estimated_savings_ns, 80);
+}
+
+// Seen on the real cudf nsys export: sync-memcpy's 9.68 ms was claimed by pageable-memcpy but for
+// 2 ns of rounding in the per-copy claims, and the report said "saves ~2 ns". A remainder under a
+// microsecond after overlaps is nothing; without an overlap a small estimate stays as it is.
+TEST(Ranking, ARoundingRemainderAfterOverlapsIsNothing) {
+  Finding pageable = make("pageable-memcpy", 9'680'000);
+  pageable.claims = {{"memcpy:1", 9'679'998}};
+  Finding sync = make("sync-memcpy", 9'680'000);
+  sync.claims = {{"memcpy:1", 9'679'998}};
+  Finding tiny = make("tiny", 500);  // no overlap: its own 500 ns stays
+  std::vector<Finding> v = {sync, pageable, tiny};
+  rank_findings(v, {{1, 1'000'000'000}});
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].id, "pageable-memcpy");
+  EXPECT_EQ(v[0].estimated_savings_ns, 9'680'000);
+  const auto sync_it = std::find_if(v.begin(), v.end(), [](const Finding& f) { return f.id == "sync-memcpy"; });
+  ASSERT_NE(sync_it, v.end());
+  EXPECT_EQ(sync_it->estimated_savings_ns, 0);
+  EXPECT_EQ(sync_it->gross_savings_ns, 9'680'000);
+  ASSERT_EQ(sync_it->overlaps.size(), 1u);
+  const auto tiny_it = std::find_if(v.begin(), v.end(), [](const Finding& f) { return f.id == "tiny"; });
+  ASSERT_NE(tiny_it, v.end());
+  EXPECT_EQ(tiny_it->estimated_savings_ns, 500);
 }
