@@ -729,8 +729,8 @@ TEST_F(NsysImport, OneProcessSeeingOneGpuAsDevice0KeepsThatGpusIdentityInEveryTa
     << "CREATE TABLE GPU_METRICS (timestamp, typeId, metricId, value);"
        "INSERT INTO GPU_METRICS VALUES (1000, 65536, 1, 3), (1000, 65537, 1, 88);";
   import(make_db("cvd1.sqlite", s.str()));
-  EXPECT_EQ(rows("SELECT device_id, name, has_activity FROM device ORDER BY 1"),
-            (std::vector<std::string>{"0|GPU zero|0", "1|GPU one|1"}));
+  EXPECT_EQ(rows("SELECT device_id, name, sm_count FROM device ORDER BY 1"),
+            (std::vector<std::string>{"0|GPU zero|100", "1|GPU one|132"}));
   EXPECT_EQ(one("SELECT group_concat(DISTINCT device_id) FROM kernel"), "1");
   EXPECT_EQ(one("SELECT group_concat(DISTINCT device_id) FROM memcpy"), "1");
   EXPECT_EQ(rows("SELECT device_id, allocated_bytes FROM memory_sample"), (std::vector<std::string>{"1|4096"}));
