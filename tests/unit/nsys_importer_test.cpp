@@ -897,6 +897,36 @@ TEST_F(NsysImport, HostTablesWithMissingColumnsAreIssuesNotFailures) {
   EXPECT_EQ(one("SELECT count(*) FROM kernel"), "1");  // the rest of the export still loads
 }
 
+// OS call backtraces without their symbol column: named once as an issue, the calls still load
+// (without a caller). With it, the caller is the first resolved frame above the call outside the
+// C runtime libraries: frame 1 is libpthread, frame 2 unresolved, frame 3 the reader.
+TEST_F(NsysImport, OsCallBacktracesGiveTheCallerOrAnIssue) {
+  auto with_chains = [&](const std::string& name, const std::string& chain_columns, const std::string& chain_rows) {
+    std::ostringstream s;
+    s << "INSERT INTO StringIds VALUES (20, '__libc_read'), (21, '/usr/lib/libc.so.6'), (22, '__read_nocancel'),"
+         " (23, '/usr/lib/x86_64-linux-gnu/libpthread-2.31.so'), (24, '0x7f00aa'), (25, '[Unknown]'),"
+         " (26, 'Reader::fill'), (27, '/opt/app/libreader.so');"
+      << "CREATE TABLE OSRT_API (" << kOsrt2024 << ");"
+      << "INSERT INTO OSRT_API VALUES (200, 300, 27, " << gtid(42, 43) << ", 3, 0, 0, 5);"
+      << "CREATE TABLE OSRT_CALLCHAINS (" << chain_columns << ");" << chain_rows;
+    return make_db(name, host_export(s.str()));
+  };
+  import(with_chains("chains.sqlite", kCallchains,
+                     "INSERT INTO OSRT_CALLCHAINS VALUES (5, 20, 21, 0, 0, 0, 0, 1, 7, 0), (5, 22, 23, 0, 0, 0, 0, 2, 7, 1),"
+                     " (5, 24, 25, 0, 0, 1, 0, 3, 7, 2), (5, 26, 27, 0, 0, 0, 0, 4, 7, 3);"));
+  EXPECT_EQ(rows("SELECT o.name, c.caller FROM os_call o JOIN os_call_caller c ON c.id = o.id"),
+            (std::vector<std::string>{"read|Reader::fill"}));
+
+  Store other = Store::create_in_memory();
+  import_into(NsysImporter(), with_chains("chains_no_symbol.sqlite", "id, module, stackDepth", ""), other, ImportOptions{});
+  SQLite::Statement q(other.db(), "SELECT (SELECT count(*) FROM os_call), (SELECT count(*) FROM os_call_caller),"
+                                  " (SELECT example FROM import_issue WHERE kind = 'host_table_columns_missing')");
+  ASSERT_TRUE(q.executeStep());
+  EXPECT_EQ(q.getColumn(0).getInt64(), 1);
+  EXPECT_EQ(q.getColumn(1).getInt64(), 0);
+  EXPECT_EQ(q.getColumn(2).getString(), "no column symbol");
+}
+
 TEST_F(NsysImport, HostRowsWithoutThreadOrTimeAreCountedAndSkipped) {
   std::ostringstream s;
   s << "CREATE TABLE OSRT_API (" << kOsrt2024 << ");"
