@@ -45,10 +45,6 @@ ALLOWED["cli"] = ALLOWED["pipeline"] | {"pipeline"}
 # CMakeLists.txt, when the code no longer needs it.
 EXCEPTIONS = [
     # (from stage, included header, temporary, why)
-    ("derive", "engine/store/store.hpp", True,
-     "jobs across traces (engine/derive/jobs.cpp) and graph replays / compiled regions "
-     "(engine/derive/graphs.cpp) are still derived with SQL over the written store, and derive.hpp "
-     "still declares derive_all(Store&) (defined in pipeline/load.cpp)"),
     ("lua", "engine/derive/categories.hpp", False,
      "the Lua API offers derivation's pure kernel-name classifier (proflint.category), so rules "
      "and the derived kernel.category column agree"),

@@ -53,7 +53,7 @@ LoadOptions load_options(const CommonOptions& o) {
   l.derive.iter_start = o.iter_start;
   l.derive.iter_stop = o.iter_stop;
   l.derive.extra_tensor_core_patterns = config.tensor_core_patterns;
-  l.derive.job_by = o.job_by;
+  l.derive.job_by = o.job_by.value_or("auto");
   if (o.operator_spec_path || o.operator_total || !o.operator_modules.empty()) {
     OperatorSpec spec;
     if (o.operator_spec_path) {
@@ -76,7 +76,8 @@ LoadOptions load_options(const CommonOptions& o) {
   }
   l.derive.source_skip = config.source_skip;
   l.derive.source_keep = config.source_keep;
-  l.rederive = l.derive.key_node || o.iter_start || o.iter_stop || !config.tensor_core_patterns.empty() ||
+  // A saved store keeps what it was derived with (jobs included) unless an option says otherwise.
+  l.rederive = l.derive.key_node || o.iter_start || o.iter_stop || o.job_by || !config.tensor_core_patterns.empty() ||
                !config.source_skip.empty() || !config.source_keep.empty();
   return l;
 }

@@ -24,7 +24,7 @@ struct CommonOptions {
   std::optional<std::string> config_path;  // --config FILE (else ./proflint.toml when present)
   bool progress = false;
   std::vector<std::string> rule_dirs;      // --rules DIR (repeatable): folders of Lua rules
-  std::string job_by = "auto";             // --job-by auto|given|none (docs/multi-rank.md)
+  std::optional<std::string> job_by;       // --job-by auto|given|none (docs/multi-rank.md); unset: auto
   std::optional<double> sample_offset_s;   // --sample-offset SECONDS (docs/samples.md)
   // Clara-style operator logs (docs/samples.md): a spec file, or its keys one by one.
   std::optional<std::string> operator_spec_path, operator_total, operator_name;

@@ -3,8 +3,9 @@
 // Copy the facts into TraceData -> nest ranges -> classify ranges and kernels -> GPU work to API
 // calls -> iterations -> ops -> API calls and GPU work to ops -> iteration assignment -> op
 // aggregates -> start-up/steady state and workload -> breakdown -> the results into the model's
-// DerivedFacts. Each step's rules live in its own file (see docs/derivation.md). No SQL here: the
-// store writes the model afterwards (engine/store/model_io.hpp).
+// DerivedFacts -> CUDA graph replays and compiled regions (graphs.cpp, on those results). Each
+// step's rules live in its own file (see docs/derivation.md). No SQL here: the store writes the
+// model afterwards (engine/store/model_io.hpp).
 #include "engine/derive/derive_trace.hpp"
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include "engine/derive/breakdown.hpp"
 #include "engine/derive/categories.hpp"
 #include "engine/derive/correlation.hpp"
+#include "engine/derive/graphs.hpp"
 #include "engine/derive/iterations.hpp"
 #include "engine/derive/model.hpp"
 #include "engine/derive/ops.hpp"
@@ -308,6 +310,10 @@ void derive_trace(TraceModel& model, const DeriveOptions& options) {
   compute(t, breakdown);
   keep_results(t, breakdown, model, options);
   clock.lap("results");
+  // Graph replays and compiled regions read the op tree and the kernel -> API call -> op links
+  // just kept in the model.
+  derive_graphs_compiled(model);
+  clock.lap("graphs");
 }
 
 }  // namespace proflint

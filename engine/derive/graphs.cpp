@@ -1,8 +1,5 @@
-// engine/derive/graphs.cpp — CUDA graph replays and torch.compile regions over the written store.
+// engine/derive/graphs.cpp — CUDA graph replays and torch.compile regions of one derived trace model.
 #include "engine/derive/graphs.hpp"
-
-#include <SQLiteCpp/Statement.h>
-#include <SQLiteCpp/Transaction.h>
 
 #include <algorithm>
 #include <map>
@@ -49,58 +46,51 @@ std::vector<int64_t> captured_nodes(const CaptureWindow& capture, size_t kernels
 
 namespace {
 
-std::optional<int64_t> opt_col(const SQLite::Statement& q, int c) {
-  if (q.getColumn(c).isNull()) return std::nullopt;
-  return q.getColumn(c).getInt64();
-}
+std::optional<int64_t> opt_of(int64_t v) { return v == kNone ? std::nullopt : std::optional<int64_t>(v); }
 
-void bind_opt(SQLite::Statement& s, int i, std::optional<int64_t> v) {
-  if (v) s.bind(i, *v);
-  else s.bind(i);
-}
-
-// Ids of the texts in the string table for which `keep` holds (names repeat: checked once each).
-template <class Pred>
-std::unordered_map<int64_t, std::string> strings_where(SQLite::Database& db, const char* like, Pred keep) {
-  std::unordered_map<int64_t, std::string> out;
-  SQLite::Statement q(db, std::string("SELECT id, value FROM string WHERE ") + like);
-  while (q.executeStep()) {
-    std::string v = q.getColumn(1).getString();
-    if (keep(v)) out.emplace(q.getColumn(0).getInt64(), std::move(v));
+// Whether a rule holds for the text of a name id of one trace, decided once per distinct name
+// (names repeat millions of times).
+class NameRule {
+ public:
+  NameRule(const StringTable& names, bool (*rule)(std::string_view))
+      : names_(names), rule_(rule), verdict_(static_cast<size_t>(names.size()) + 1, -1) {}
+  bool operator()(int64_t id) {
+    if (id < 1 || id > names_.size()) return false;
+    int8_t& v = verdict_[static_cast<size_t>(id)];
+    if (v < 0) v = rule_(names_.text(id)) ? 1 : 0;
+    return v == 1;
   }
-  return out;
-}
 
-std::string id_list(const std::unordered_map<int64_t, std::string>& ids) {
-  std::string out;
-  for (const auto& [id, _] : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
-  return out;
-}
-
-struct OpRow {
-  int64_t id = 0, parent = -1, name_id = 0, pid = 0, tid = 0, start = 0, end = 0, kernels = 0;
-  std::optional<int64_t> iteration;
+ private:
+  const StringTable& names_;
+  bool (*rule_)(std::string_view);
+  std::vector<int8_t> verdict_;
 };
+
+bool is_capture_call_name(std::string_view v) {
+  return v.find("StreamBeginCapture") != std::string_view::npos || v.find("StreamEndCapture") != std::string_view::npos ||
+         is_kernel_launch_name(v);
+}
+bool is_triton_kernel_name(std::string_view v) { return !triton_kernel_kind(v).empty(); }
 
 // ---------------------------------------------------------------- CUDA graphs
 
 struct ReplayKernel {
-  int64_t id, start, dur, name_id;
+  int64_t id, start, dur, name_id;  // id: position in the model's kernels
   std::optional<int64_t> device, graph_id, node_id;
 };
 struct Replay {
-  std::optional<int64_t> launch;  // api_call.id
+  std::optional<int64_t> launch;  // position in the model's API calls
   int64_t launch_start = 0;
   std::vector<ReplayKernel> kernels;  // start order
 };
 
 class GraphDeriver {
  public:
-  GraphDeriver(SQLite::Database& db, int64_t trace_id) : db_(db), trace_(trace_id) {}
+  explicit GraphDeriver(TraceModel& m) : m_(m), d_(m.derived) {}
 
-  void run(SQLite::Statement& kernel_ins, SQLite::Statement& graph_ins) {
-    auto launch_names = strings_where(db_, "value LIKE '%GraphLaunch%'", [](const std::string& v) { return is_graph_launch_name(v); });
-    std::vector<Replay> replays = load_replays(launch_names);
+  void run() {
+    std::vector<Replay> replays = load_replays();
     if (replays.empty()) return;
     std::vector<CaptureWindow> captures = load_captures();
     std::vector<bool> used(captures.size(), false);
@@ -166,31 +156,23 @@ class GraphDeriver {
           gpu += k.dur;
           lo = std::min(lo, k.start);
           hi = std::max(hi, k.start + k.dur);
-          kernel_ins.bind(1, k.id);
-          kernel_ins.bind(2, trace_);
-          kernel_ins.bind(3, gid);
-          kernel_ins.bind(4, k.node_id ? *k.node_id : static_cast<int64_t>(pos));
-          kernel_ins.bind(5, static_cast<int64_t>(r));
-          bind_opt(kernel_ins, 6, rep.launch);
-          bind_opt(kernel_ins, 7, op);
-          kernel_ins.exec();
-          kernel_ins.reset();
+          d_.graph_kernels.push_back({k.id, gid, k.node_id ? *k.node_id : static_cast<int64_t>(pos), static_cast<int64_t>(r),
+                                      rep.launch.value_or(-1), op.value_or(-1)});
         }
         if (hi > lo) span += hi - lo;
       }
       const auto n = static_cast<int64_t>(g.replays.size());
-      graph_ins.bind(1, trace_);
-      graph_ins.bind(2, gid);
-      graph_ins.bind(3, g.recorded ? "recorded" : "kernel_sequence");
-      bind_opt(graph_ins, 4, first.kernels.front().device);
-      graph_ins.bind(5, n);
-      graph_ins.bind(6, static_cast<int64_t>(nodes));
-      graph_ins.bind(7, gpu);
-      graph_ins.bind(8, gpu / n);
-      graph_ins.bind(9, span / n);
-      bind_opt(graph_ins, 10, capture_start);
-      if (capture_start) graph_ins.bind(11, static_cast<int64_t>(std::count_if(captured.begin(), captured.end(), [](int64_t o) { return o >= 0; })));
-      else graph_ins.bind(11);
+      CudaGraphFact f;
+      f.graph_id = gid;
+      f.recorded = g.recorded;
+      f.device_id = first.kernels.front().device.value_or(kNone);
+      f.replays = n;
+      f.kernels_per_replay = static_cast<int64_t>(nodes);
+      f.gpu_time_ns = gpu;
+      f.gpu_time_per_replay_ns = gpu / n;
+      f.span_per_replay_ns = span / n;
+      f.capture_start_ns = capture_start.value_or(kNone);
+      if (capture_start) f.captured_ops = std::count_if(captured.begin(), captured.end(), [](int64_t o) { return o >= 0; });
       // The captured op name with the most GPU time (ops of one name added up), ties by name.
       std::map<std::string, int64_t> by_name;
       for (const auto& [op, t] : op_time) by_name[op_name(op)] += t;
@@ -198,44 +180,48 @@ class GraphDeriver {
       int64_t best = -1;
       for (const auto& [name, t] : by_name)
         if (t > best) best = t, top = &name;
-      if (top) graph_ins.bind(12, *top);
-      else graph_ins.bind(12);
-      graph_ins.exec();
-      graph_ins.reset();
+      if (top) f.top_captured_op = *top;
+      d_.cuda_graphs.push_back(std::move(f));
     }
   }
 
  private:
-  std::vector<Replay> load_replays(const std::unordered_map<int64_t, std::string>& launch_names) {
-    std::string launches = id_list(launch_names);
+  // Kernels a graph replayed: those with recorded graph ids and those a graph launch call made,
+  // grouped into replays by their launch call (else correlation id, else recorded graph id).
+  std::vector<Replay> load_replays() {
     std::vector<Replay> out;
-    if (launches.empty()) {  // no graph launch anywhere: only recorded ids can make replays
-      SQLite::Statement any(db_, "SELECT 1 FROM kernel_graph_node WHERE trace_id = ?1 LIMIT 1");
-      any.bind(1, trace_);
-      if (!any.executeStep()) return out;
+    NameRule graph_launch(m_.strings, is_graph_launch_name);
+    std::vector<int64_t> recorded(m_.kernels.size(), -1);  // kernel -> index in kernel_graph_nodes
+    for (size_t i = 0; i < m_.kernel_graph_nodes.size(); ++i) {
+      int64_t k = m_.kernel_graph_nodes[i].kernel;
+      if (k >= 0 && static_cast<size_t>(k) < recorded.size()) recorded[static_cast<size_t>(k)] = static_cast<int64_t>(i);
     }
-    std::string sql =
-        "SELECT k.id, k.start_ns, k.dur_ns, k.name_id, k.device_id, g.graph_id, g.graph_node_id, k.api_call_id, a.start_ns, "
-        "k.correlation_id FROM _kernel k LEFT JOIN kernel_graph_node g ON g.kernel_id = k.id "
-        "LEFT JOIN _api_call a ON a.id = k.api_call_id WHERE k.trace_id = ?1 AND (g.kernel_id IS NOT NULL";
-    if (!launches.empty()) sql += " OR a.name_id IN (" + launches + ")";
-    sql += ") ORDER BY k.start_ns, k.id";
-    SQLite::Statement q(db_, sql);
-    q.bind(1, trace_);
+    std::vector<size_t> kernels;
+    for (size_t i = 0; i < m_.kernels.size(); ++i) {
+      int64_t api = i < d_.kernels.size() ? d_.kernels[i].api : -1;
+      if (recorded[i] >= 0 || (api >= 0 && graph_launch(m_.apis[static_cast<size_t>(api)].name_id))) kernels.push_back(i);
+    }
+    std::stable_sort(kernels.begin(), kernels.end(),
+                     [&](size_t a, size_t b) { return m_.kernels[a].start_ns < m_.kernels[b].start_ns; });
     std::map<std::pair<int, int64_t>, size_t> index;  // (by launch 0 / by correlation 1 / by graph 2, key) -> replay
-    while (q.executeStep()) {
-      ReplayKernel k{q.getColumn(0).getInt64(), q.getColumn(1).getInt64(), q.getColumn(2).getInt64(), q.getColumn(3).getInt64(),
-                     opt_col(q, 4), opt_col(q, 5), opt_col(q, 6)};
-      auto launch = opt_col(q, 7);
-      bool by_launch = launch && !q.getColumn(8).isNull();
+    for (size_t i : kernels) {
+      const KernelFact& kf = m_.kernels[i];
+      std::optional<int64_t> graph_id, node_id;
+      if (recorded[i] >= 0) {
+        const KernelGraphFact& g = m_.kernel_graph_nodes[static_cast<size_t>(recorded[i])];
+        graph_id = opt_of(g.graph_id);
+        node_id = opt_of(g.graph_node_id);
+      }
+      ReplayKernel k{static_cast<int64_t>(i), kf.start_ns, kf.dur_ns, kf.name_id, opt_of(kf.device_id), graph_id, node_id};
+      int64_t launch = d_.kernels[i].api;
       std::pair<int, int64_t> key;
-      if (by_launch) key = {0, *launch};
-      else if (auto corr = opt_col(q, 9)) key = {1, *corr};  // the launch is outside the window: its correlation id
+      if (launch >= 0) key = {0, launch};
+      else if (kf.correlation_id != kNone) key = {1, kf.correlation_id};  // the launch is outside the window: its correlation id
       else key = {2, k.graph_id.value_or(-1)};
       auto [it, fresh] = index.emplace(key, out.size());
       if (fresh) {
         Replay r;
-        if (by_launch) r.launch = launch, r.launch_start = q.getColumn(8).getInt64();
+        if (launch >= 0) r.launch = launch, r.launch_start = m_.apis[static_cast<size_t>(launch)].start_ns;
         else r.launch_start = k.start;
         out.push_back(std::move(r));
       }
@@ -250,29 +236,24 @@ class GraphDeriver {
       int64_t start, op;
       int kind;  // 0 begin, 1 end, 2 kernel launch
     };
-    std::map<std::pair<int64_t, int64_t>, std::vector<Call>> by_thread;
-    auto names = strings_where(db_, "value LIKE '%Capture%' OR value LIKE '%Launch%'", [](const std::string& v) {
-      return v.find("StreamBeginCapture") != std::string::npos || v.find("StreamEndCapture") != std::string::npos ||
-             is_kernel_launch_name(v);
-    });
-    if (names.empty()) return out;
+    NameRule capture_call(m_.strings, is_capture_call_name);
+    std::vector<size_t> apis;
     bool any_begin = false;
-    for (const auto& [_, v] : names) any_begin = any_begin || v.find("StreamBeginCapture") != std::string::npos;
-    if (!any_begin) return out;
-    SQLite::Statement q(db_, "SELECT pid, tid, start_ns, name_id, op_id FROM _api_call WHERE trace_id = ?1 AND name_id IN (" +
-                                 id_list(names) + ") ORDER BY start_ns, id");
-    q.bind(1, trace_);
-    while (q.executeStep()) {
-      const std::string& n = names[q.getColumn(3).getInt64()];
-      int kind = n.find("StreamBeginCapture") != std::string::npos ? 0 : n.find("StreamEndCapture") != std::string::npos ? 1 : 2;
-      by_thread[{q.getColumn(0).getInt64(), q.getColumn(1).getInt64()}].push_back(
-          {q.getColumn(2).getInt64(), q.getColumn(4).isNull() ? -1 : q.getColumn(4).getInt64(), kind});
+    for (size_t i = 0; i < m_.apis.size(); ++i) {
+      if (!capture_call(m_.apis[i].name_id)) continue;
+      apis.push_back(i);
+      any_begin = any_begin || m_.strings.text(m_.apis[i].name_id).find("StreamBeginCapture") != std::string::npos;
     }
-    // Ops of the capturing thread that started inside the capture; a leaf is one no other of them
-    // names as parent (its children start inside it, so inside the capture too).
-    SQLite::Statement leaves(db_,
-                             "SELECT o.id, o.parent_id FROM _op o WHERE o.trace_id = ?1 AND o.pid IS ?2 AND o.tid IS ?3 "
-                             "AND o.start_ns >= ?4 AND o.start_ns < ?5 ORDER BY o.start_ns, o.id");
+    if (!any_begin) return out;
+    std::stable_sort(apis.begin(), apis.end(), [&](size_t a, size_t b) { return m_.apis[a].start_ns < m_.apis[b].start_ns; });
+    std::map<std::pair<int64_t, int64_t>, std::vector<Call>> by_thread;
+    for (size_t i : apis) {
+      const ApiFact& a = m_.apis[i];
+      const std::string& n = m_.strings.text(a.name_id);
+      int kind = n.find("StreamBeginCapture") != std::string::npos ? 0 : n.find("StreamEndCapture") != std::string::npos ? 1 : 2;
+      int64_t op = i < d_.api_op.size() ? d_.api_op[i] : -1;
+      by_thread[{a.pid == kNone ? 0 : a.pid, a.tid == kNone ? 0 : a.tid}].push_back({a.start_ns, op, kind});
+    }
     for (const auto& [thread, calls] : by_thread) {
       for (size_t i = 0; i < calls.size(); ++i) {
         if (calls[i].kind != 0) continue;
@@ -283,20 +264,19 @@ class GraphDeriver {
           if (calls[j].kind == 2) w.launch_ops.push_back(calls[j].op);
         if (j == calls.size()) break;  // the capture did not end inside the window
         w.end_ns = calls[j].start;
-        leaves.bind(1, trace_);
-        leaves.bind(2, thread.first);
-        leaves.bind(3, thread.second);
-        leaves.bind(4, w.start_ns);
-        leaves.bind(5, w.end_ns);
-        std::vector<int64_t> ops;
+        // Ops of the capturing thread that started inside the capture; a leaf is one no other of
+        // them names as parent (its children start inside it, so inside the capture too).
+        const std::vector<size_t>& ops = ops_of_thread(thread);
+        auto lo = std::lower_bound(ops.begin(), ops.end(), w.start_ns,
+                                   [&](size_t o, int64_t t) { return d_.ops[o].start < t; });
+        std::vector<size_t> inside;
         std::set<int64_t> parents;
-        while (leaves.executeStep()) {
-          ops.push_back(leaves.getColumn(0).getInt64());
-          if (!leaves.getColumn(1).isNull()) parents.insert(leaves.getColumn(1).getInt64());
+        for (auto p = lo; p != ops.end() && d_.ops[*p].start < w.end_ns; ++p) {
+          inside.push_back(*p);
+          if (d_.ops[*p].parent >= 0) parents.insert(d_.ops[*p].parent);
         }
-        leaves.reset();
-        for (int64_t op : ops)
-          if (!parents.contains(op)) w.leaf_ops.push_back(op);
+        for (size_t op : inside)
+          if (!parents.contains(static_cast<int64_t>(op))) w.leaf_ops.push_back(static_cast<int64_t>(op));
         out.push_back(std::move(w));
         i = j;
       }
@@ -305,55 +285,58 @@ class GraphDeriver {
     return out;
   }
 
-  std::string op_name(int64_t op) {
-    SQLite::Statement q(db_, "SELECT s.value FROM _op o JOIN string s ON s.id = o.name_id WHERE o.id = ?1");
-    q.bind(1, op);
-    return q.executeStep() ? q.getColumn(0).getString() : std::string();
+  // The ops with a recorded thread and start on one (pid, tid), in (start, position) order.
+  const std::vector<size_t>& ops_of_thread(std::pair<int64_t, int64_t> thread) {
+    if (!ops_by_thread_) {
+      ops_by_thread_.emplace();
+      for (size_t o = 0; o < d_.ops.size(); ++o) {
+        const OpFact& op = d_.ops[o];
+        if (op.pid != kNone && op.tid != kNone && op.start != kNone) (*ops_by_thread_)[{op.pid, op.tid}].push_back(o);
+      }
+      for (auto& [_, v] : *ops_by_thread_)
+        std::stable_sort(v.begin(), v.end(), [&](size_t a, size_t b) { return d_.ops[a].start < d_.ops[b].start; });
+    }
+    static const std::vector<size_t> none;
+    auto it = ops_by_thread_->find(thread);
+    return it == ops_by_thread_->end() ? none : it->second;
   }
 
-  SQLite::Database& db_;
-  int64_t trace_;
+  std::string op_name(int64_t op) const {
+    if (op < 0 || static_cast<size_t>(op) >= d_.ops.size()) return {};
+    return m_.strings.text(d_.ops[static_cast<size_t>(op)].name_id);
+  }
+
+  const TraceModel& m_;
+  DerivedFacts& d_;
+  std::optional<std::map<std::pair<int64_t, int64_t>, std::vector<size_t>>> ops_by_thread_;
 };
 
 // ---------------------------------------------------------------- torch.compile
 
 class CompiledDeriver {
  public:
-  CompiledDeriver(SQLite::Database& db, int64_t trace_id, const std::unordered_map<int64_t, std::string>& region_names,
-                  const std::unordered_map<int64_t, std::string>& triton_names)
-      : db_(db), trace_(trace_id), region_names_(region_names), triton_names_(triton_names) {}
+  explicit CompiledDeriver(TraceModel& m)
+      : m_(m), d_(m.derived), region_name_(m.strings, is_compiled_region_name), triton_name_(m.strings, is_triton_kernel_name) {}
 
-  void run(SQLite::Statement& region_ins, SQLite::Statement& kernel_ins) {
-    bool regions = false;
-    if (!region_names_.empty()) {
-      SQLite::Statement q(db_, "SELECT 1 FROM _op WHERE trace_id = ?1 AND name_id IN (" + id_list(region_names_) + ") LIMIT 1");
-      q.bind(1, trace_);
-      regions = q.executeStep();
-    }
-    if (!regions && triton_names_.empty()) return;
-    std::vector<int64_t> region_of;  // per op position: position of its outermost region op, -1 outside
+  void run() {
+    bool regions = std::any_of(d_.ops.begin(), d_.ops.end(), [&](const OpFact& o) { return region_name_(o.name_id); });
+    std::vector<int64_t> region_of;  // per op of ops_: index in ops_ of its outermost region op, -1 outside
     if (regions) load_ops(region_of);
 
     struct Totals {
       int64_t triton = 0, triton_ns = 0, other = 0, other_ns = 0;
       std::set<int64_t> fallback_ops;
     };
-    std::map<size_t, Totals> totals;  // region op position -> what ran inside
-    std::string sql = "SELECT id, op_id, dur_ns, name_id FROM _kernel WHERE trace_id = ?1";
-    if (!regions) sql += " AND name_id IN (" + id_list(triton_names_) + ")";
-    sql += " ORDER BY id";
-    SQLite::Statement q(db_, sql);
-    q.bind(1, trace_);
-    while (q.executeStep()) {
-      int64_t kernel = q.getColumn(0).getInt64(), dur = q.getColumn(2).getInt64();
-      std::optional<int64_t> op = opt_col(q, 1);
-      auto name = triton_names_.find(q.getColumn(3).getInt64());
-      std::string_view kind = name == triton_names_.end() ? std::string_view() : triton_kernel_kind(name->second);
+    std::map<size_t, Totals> totals;  // region op (index in ops_) -> what ran inside
+    for (size_t i = 0; i < m_.kernels.size(); ++i) {
+      const KernelFact& kf = m_.kernels[i];
+      if (!regions && !triton_name_(kf.name_id)) continue;
+      int64_t dur = kf.dur_ns;
+      int64_t op = i < d_.kernels.size() ? d_.kernels[i].op : -1;
+      std::string_view kind = triton_name_(kf.name_id) ? triton_kernel_kind(m_.strings.text(kf.name_id)) : std::string_view();
       int64_t region = -1;
-      if (regions && op) {
-        auto at = position_.find(*op);
-        if (at != position_.end()) region = region_of[at->second];
-      }
+      if (regions && op >= 0 && static_cast<size_t>(op) < position_.size() && position_[static_cast<size_t>(op)] >= 0)
+        region = region_of[static_cast<size_t>(position_[static_cast<size_t>(op)])];
       if (kind.empty() && region < 0) continue;
       if (region >= 0) {
         Totals& t = totals[static_cast<size_t>(region)];
@@ -363,18 +346,11 @@ class CompiledDeriver {
         } else {
           ++t.other;
           t.other_ns += dur;
-          t.fallback_ops.insert(*op);
+          t.fallback_ops.insert(op);
         }
       }
-      kernel_ins.bind(1, kernel);
-      kernel_ins.bind(2, trace_);
-      if (region >= 0) kernel_ins.bind(3, ops_[static_cast<size_t>(region)].range);
-      else kernel_ins.bind(3);
-      if (kind.empty()) kernel_ins.bind(4);
-      else kernel_ins.bind(4, std::string(kind));
-      kernel_ins.bind(5, kind.empty() && region >= 0 ? 1 : 0);
-      kernel_ins.exec();
-      kernel_ins.reset();
+      d_.kernel_compiled.push_back({static_cast<int64_t>(i), region >= 0 ? ops_[static_cast<size_t>(region)].range : -1, kind,
+                                    kind.empty() && region >= 0});
     }
     if (!regions) return;
 
@@ -390,7 +366,7 @@ class CompiledDeriver {
     std::optional<size_t> prev;
     for (size_t i : tops) {
       const Op& r = ops_[i];
-      const std::string& name = region_names_.at(r.name_id);
+      const std::string& name = m_.strings.text(r.name_id);
       const bool backward = name.find("Backward") != std::string::npos;
       bool brk = false;
       if (!backward) {
@@ -401,58 +377,59 @@ class CompiledDeriver {
         prev = i;
       }
       const Totals& t = totals[i];
-      region_ins.bind(1, r.range);
-      region_ins.bind(2, trace_);
-      region_ins.bind(3, name);
-      std::string frame = compiled_region_frame(name);
-      if (frame.empty()) region_ins.bind(4);
-      else region_ins.bind(4, frame);
-      region_ins.bind(5, backward ? "bwd" : "fwd");
-      bind_opt(region_ins, 6, r.iteration);
-      region_ins.bind(7, r.start);
-      region_ins.bind(8, r.end - r.start);
-      region_ins.bind(9, t.triton);
-      region_ins.bind(10, t.triton_ns);
-      region_ins.bind(11, t.other);
-      region_ins.bind(12, t.other_ns);
-      region_ins.bind(13, static_cast<int64_t>(t.fallback_ops.size()));
-      region_ins.bind(14, brk ? 1 : 0);
-      region_ins.exec();
-      region_ins.reset();
+      CompiledRegionFact f;
+      f.range = r.range;
+      f.name = name;
+      f.frame = compiled_region_frame(name);
+      f.backward = backward;
+      f.iteration = r.iteration.value_or(kNone);
+      f.start_ns = r.start;
+      f.dur_ns = r.end - r.start;
+      f.triton_kernels = t.triton;
+      f.triton_time_ns = t.triton_ns;
+      f.other_kernels = t.other;
+      f.other_time_ns = t.other_ns;
+      f.fallback_ops = static_cast<int64_t>(t.fallback_ops.size());
+      f.graph_break_before = brk;
+      d_.compiled_regions.push_back(std::move(f));
     }
   }
 
  private:
   struct Op {
-    int64_t id = 0, parent = -1, name_id = 0, range = 0, pid = 0, tid = 0, start = 0, end = 0;
+    int64_t id = 0, parent = -1, name_id = 0, range = 0, pid = 0, tid = 0, start = 0, end = 0;  // id: position in ops
     std::optional<int64_t> iteration;
   };
 
+  // The ops made of a range, in position order, and for each its outermost enclosing region op.
   void load_ops(std::vector<int64_t>& region_of) {
-    SQLite::Statement q(db_, "SELECT id, parent_id, name_id, range_id, pid, tid, start_ns, dur_ns, iteration FROM _op "
-                             "WHERE trace_id = ?1 AND range_id IS NOT NULL ORDER BY id");
-    q.bind(1, trace_);
-    while (q.executeStep()) {
+    position_.assign(d_.ops.size(), -1);
+    for (size_t p = 0; p < d_.ops.size(); ++p) {
+      const OpFact& f = d_.ops[p];
+      if (f.range < 0) continue;
       Op o;
-      o.id = q.getColumn(0).getInt64();
-      o.parent = q.getColumn(1).isNull() ? -1 : q.getColumn(1).getInt64();
-      o.name_id = q.getColumn(2).getInt64();
-      o.range = q.getColumn(3).getInt64();
-      o.pid = q.getColumn(4).isNull() ? -1 : q.getColumn(4).getInt64();
-      o.tid = q.getColumn(5).isNull() ? -1 : q.getColumn(5).getInt64();
-      o.start = q.getColumn(6).isNull() ? 0 : q.getColumn(6).getInt64();
-      o.end = o.start + (q.getColumn(7).isNull() ? 0 : q.getColumn(7).getInt64());
-      o.iteration = opt_col(q, 8);
-      position_.emplace(o.id, ops_.size());
+      o.id = static_cast<int64_t>(p);
+      o.parent = f.parent;
+      o.name_id = f.name_id;
+      o.range = f.range;
+      o.pid = f.pid == kNone ? -1 : f.pid;
+      o.tid = f.tid == kNone ? -1 : f.tid;
+      o.start = f.start == kNone ? 0 : f.start;
+      o.end = o.start + (f.dur == kNone ? 0 : f.dur);
+      if (f.iteration >= 0) o.iteration = f.iteration;
+      position_[p] = static_cast<int64_t>(ops_.size());
       ops_.push_back(o);
     }
-    // Parents come before their children in id order, so one pass resolves the outermost region.
+    // Parents come before their children in position order, so one pass resolves the outermost region.
     region_of.assign(ops_.size(), -1);
     for (size_t i = 0; i < ops_.size(); ++i) {
       int64_t up = -1;
-      if (ops_[i].parent >= 0)
-        if (auto it = position_.find(ops_[i].parent); it != position_.end() && it->second < i) up = region_of[it->second];
-      if (up < 0 && region_names_.contains(ops_[i].name_id)) up = static_cast<int64_t>(i);
+      int64_t parent = ops_[i].parent;
+      if (parent >= 0 && static_cast<size_t>(parent) < position_.size()) {
+        int64_t at = position_[static_cast<size_t>(parent)];
+        if (at >= 0 && static_cast<size_t>(at) < i) up = region_of[static_cast<size_t>(at)];
+      }
+      if (up < 0 && region_name_(ops_[i].name_id)) up = static_cast<int64_t>(i);
       region_of[i] = up;
     }
     by_thread_.clear();
@@ -463,7 +440,7 @@ class CompiledDeriver {
 
   // Any framework op outside every region (Dynamo's own guard checks aside) that ran wholly
   // between the two regions on their thread.
-  bool eager_between(const Op& a, const Op& b, const std::vector<int64_t>& region_of) const {
+  bool eager_between(const Op& a, const Op& b, const std::vector<int64_t>& region_of) {
     auto it = by_thread_.find({a.pid, a.tid});
     if (it == by_thread_.end()) return false;
     const auto& v = it->second;
@@ -471,58 +448,33 @@ class CompiledDeriver {
     for (auto p = lo; p != v.end() && ops_[*p].start < b.start; ++p) {
       const Op& o = ops_[*p];
       if (o.end > b.start || region_of[*p] >= 0) continue;
-      if (region_names_.contains(o.name_id)) continue;
+      if (region_name_(o.name_id)) continue;
       // Dynamo's guard evaluation between compiled frames is not eager model code.
-      if (auto n = name_of(o.name_id); n.starts_with("TorchDynamo")) continue;
+      if (m_.strings.text(o.name_id).starts_with("TorchDynamo")) continue;
       return true;
     }
     return false;
   }
 
-  std::string name_of(int64_t name_id) const {
-    SQLite::Statement q(db_, "SELECT value FROM string WHERE id = ?1");
-    q.bind(1, name_id);
-    return q.executeStep() ? q.getColumn(0).getString() : std::string();
-  }
-
-  SQLite::Database& db_;
-  int64_t trace_;
-  const std::unordered_map<int64_t, std::string>& region_names_;
-  const std::unordered_map<int64_t, std::string>& triton_names_;
+  const TraceModel& m_;
+  DerivedFacts& d_;
+  NameRule region_name_, triton_name_;
   std::vector<Op> ops_;
-  std::unordered_map<int64_t, size_t> position_;
+  std::vector<int64_t> position_;  // per op position: index in ops_, -1 when not there
   std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> by_thread_;
 };
 
 }  // namespace
 
-void derive_graphs_compiled(Store& store) {
-  SQLite::Database& db = store.db();
-  std::vector<int64_t> traces;
-  {
-    SQLite::Statement q(db, "SELECT trace_id FROM trace ORDER BY trace_id");
-    while (q.executeStep()) traces.push_back(q.getColumn(0).getInt64());
-  }
-  auto region_names = strings_where(db, "value LIKE '%Compiled%'", [](const std::string& v) { return is_compiled_region_name(v); });
-  auto triton_names = strings_where(db, "value LIKE 'triton%' OR value LIKE 'void triton%'",
-                                    [](const std::string& v) { return !triton_kernel_kind(v).empty(); });
-  SQLite::Transaction tx(db);
-  db.exec("DELETE FROM graph_kernel; DELETE FROM cuda_graph; DELETE FROM compiled_region; DELETE FROM kernel_compiled;");
-  SQLite::Statement graph_kernel_ins(db, "INSERT INTO graph_kernel(kernel_id, trace_id, graph_id, node, replay, launch_api_call_id, "
-                                         "captured_op_id) VALUES (?,?,?,?,?,?,?)");
-  SQLite::Statement graph_ins(db, "INSERT INTO cuda_graph(trace_id, graph_id, id_source, device_id, replays, kernels_per_replay, "
-                                  "gpu_time_ns, gpu_time_per_replay_ns, span_per_replay_ns, capture_start_ns, captured_ops, "
-                                  "top_captured_op) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
-  SQLite::Statement region_ins(db, "INSERT INTO compiled_region(range_id, trace_id, name, frame, pass, iteration, start_ns, dur_ns, "
-                                   "triton_kernels, triton_time_ns, other_kernels, other_time_ns, fallback_ops, graph_break_before) "
-                                   "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  SQLite::Statement compiled_ins(db, "INSERT INTO kernel_compiled(kernel_id, trace_id, region_range_id, triton_kind, fallback) "
-                                     "VALUES (?,?,?,?,?)");
-  for (int64_t t : traces) {
-    GraphDeriver(db, t).run(graph_kernel_ins, graph_ins);
-    CompiledDeriver(db, t, region_names, triton_names).run(region_ins, compiled_ins);
-  }
-  tx.commit();
+void derive_graphs_compiled(TraceModel& model) {
+  DerivedFacts& d = model.derived;
+  d.graph_kernels.clear();
+  d.cuda_graphs.clear();
+  d.compiled_regions.clear();
+  d.kernel_compiled.clear();
+  if (!d.done) return;
+  GraphDeriver(model).run();
+  CompiledDeriver(model).run();
 }
 
 }  // namespace proflint

@@ -1,8 +1,9 @@
 // engine/derive/graphs.hpp — CUDA graph replays and torch.compile regions (schema/0009_graphs_compiled.sql).
 //
-// Runs after the traces are written (it reads kernel->API call->op links and the op tree) and
-// rebuilds graph_kernel, cuda_graph, compiled_region and kernel_compiled from scratch, like the job
-// tables. The matching rules work on plain structs so tests can feed them without a store.
+// The last step of a trace's derivation (it reads the kernel -> API call -> op links and the op
+// tree derivation built): fills the model's graph_kernels, cuda_graphs, compiled_regions and
+// kernel_compiled, which the store writes into the tables of the same names. The matching rules
+// work on plain structs so tests can feed them without a model.
 // Rules: docs/derivation.md, "CUDA graphs and torch.compile".
 #pragma once
 
@@ -11,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/store/store.hpp"
+#include "engine/model/model.hpp"
 
 namespace proflint {
 
@@ -28,7 +29,7 @@ std::string compiled_region_frame(std::string_view range_name);
 // One stream capture seen in the trace, with what may become the nodes of its graph in order.
 struct CaptureWindow {
   int64_t start_ns = 0, end_ns = 0;   // cudaStreamBeginCapture start .. cudaStreamEndCapture start
-  std::vector<int64_t> launch_ops;    // op of each kernel launch call recorded in it (-1: none), in time order
+  std::vector<int64_t> launch_ops;    // op (position) of each kernel launch call recorded in it (-1: none), in time order
   std::vector<int64_t> leaf_ops;      // ops without child ops that ran in it on the capturing thread, in time order
 };
 
@@ -37,7 +38,9 @@ struct CaptureWindow {
 // exactly as many, else empty (the capture does not tell which op made which node).
 std::vector<int64_t> captured_nodes(const CaptureWindow& capture, size_t kernels);
 
-// Rebuilds the derived tables of schema/0009_graphs_compiled.sql for every trace in the store.
-void derive_graphs_compiled(Store& store);
+// Derives one trace's graph replays and compiled regions from its facts and derived op tree and
+// links (model.derived must be done), replacing earlier results in model.derived. Pure: reads and
+// writes only the model.
+void derive_graphs_compiled(TraceModel& model);
 
 }  // namespace proflint

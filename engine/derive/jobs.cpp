@@ -1,14 +1,13 @@
 // engine/derive/jobs.cpp — see jobs.hpp; the rules are in docs/multi-rank.md.
 #include "engine/derive/jobs.hpp"
 
-#include <SQLiteCpp/Statement.h>
-#include <SQLiteCpp/Transaction.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -411,8 +410,10 @@ AlignmentResult match_and_align(const std::vector<RankCollectives>& ranks, const
 
 namespace {
 
-// ---- reading the store ----
+// ---- reading the models ----
 
+// A trace as job grouping sees it; trace_id is the index of its model (the order traces are
+// written, so the order of their ids in the store).
 struct TraceRow {
   int64_t trace_id = 0;
   std::string format, clock;
@@ -448,36 +449,37 @@ struct Call {
   opt_i64 kernel_id, kernel_start, kernel_end;
 };
 
+opt_i64 opt_of(int64_t v) { return v == kNone ? opt_i64() : opt_i64(v); }
+
+bool starts_with_ascii_nocase(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(s[i])) != std::tolower(static_cast<unsigned char>(prefix[i]))) return false;
+  return true;
+}
+
+// The host range names a collective call is made of: PyTorch's record_param_comms, c10d:: ops and
+// the backends' ranges. The backend and c10d prefixes match in any letter case (they were SQL LIKE
+// patterns); which of them is a backend range (is_backend_range) is case-sensitive.
+bool is_collective_range_name(std::string_view name) {
+  if (name == "record_param_comms") return true;
+  for (std::string_view p : {"nccl:", "gloo:", "c10d::", "mpi:", "ucc:", "xccl:", "rccl:"})
+    if (starts_with_ascii_nocase(name, p)) return true;
+  return false;
+}
+
+// The collectives of one derived trace model.
 class JobReader {
  public:
-  explicit JobReader(Store& store) : db_(store.db()) {
-    SQLite::Statement q(db_,
-                        "SELECT id, value FROM string WHERE value = 'record_param_comms' OR value LIKE 'nccl:%' OR value LIKE "
-                        "'gloo:%' OR value LIKE 'c10d::%' OR value LIKE 'mpi:%' OR value LIKE 'ucc:%' OR value LIKE 'xccl:%' "
-                        "OR value LIKE 'rccl:%'");
-    while (q.executeStep()) {
-      int64_t id = q.getColumn(0).getInt64();
-      comm_names_.emplace(id, q.getColumn(1).getString());
-      if (!id_list_.empty()) id_list_ += ",";
-      id_list_ += std::to_string(id);
-    }
-  }
+  explicit JobReader(const TraceModel& m) : m_(m), d_(m.derived) {}
 
-  std::string text(int64_t id) {
-    auto it = texts_.find(id);
-    if (it != texts_.end()) return it->second;
-    SQLite::Statement q(db_, "SELECT value FROM string WHERE id = ?");
-    q.bind(1, id);
-    std::string v = q.executeStep() ? q.getColumn(0).getString() : std::string();
-    texts_.emplace(id, v);
-    return v;
-  }
+  const std::string& text(int64_t id) const { return m_.strings.text(id); }
 
-  // Every collective call of one trace (of one process when pid is set), on the trace's clock.
-  std::vector<RankCollective> collectives(int64_t trace_id, opt_i64 pid) {
-    std::vector<Call> calls = host_calls(trace_id, pid);
-    attach_kernels(trace_id, pid, calls);
-    auto iterations = load_iterations(trace_id);
+  // Every collective call of the trace (of one process when pid is set), on the trace's clock.
+  std::vector<RankCollective> collectives(opt_i64 pid) {
+    std::vector<Call> calls = host_calls(pid);
+    attach_kernels(pid, calls);
+    const auto& iterations = load_iterations();
     std::vector<RankCollective> out;
     for (const Call& c : calls) {
       RankCollective r;
@@ -501,9 +503,9 @@ class JobReader {
     return out;
   }
 
-  // Median iteration duration of a trace, when it has iterations.
-  opt_i64 median_step(int64_t trace_id) {
-    auto its = load_iterations(trace_id);
+  // Median iteration duration of the trace, when it has iterations.
+  opt_i64 median_step() {
+    const auto& its = load_iterations();
     if (its.empty()) return std::nullopt;
     std::vector<int64_t> d;
     for (const auto& i : its) d.push_back(i.end - i.start);
@@ -516,57 +518,62 @@ class JobReader {
     opt_i64 number;
   };
 
-  std::vector<IterRow> load_iterations(int64_t trace_id) {
-    auto it = iterations_.find(trace_id);
-    if (it != iterations_.end()) return it->second;
+  // The iterations by start (ties in ordinal order).
+  const std::vector<IterRow>& load_iterations() {
+    if (iterations_) return *iterations_;
     std::vector<IterRow> rows;
-    SQLite::Statement q(db_, "SELECT iteration, number, start_ns, end_ns FROM iteration WHERE trace_id = ? ORDER BY start_ns");
-    q.bind(1, trace_id);
-    while (q.executeStep()) {
-      IterRow r;
-      r.ordinal = q.getColumn(0).getInt64();
-      if (!q.getColumn(1).isNull()) r.number = q.getColumn(1).getInt64();
-      r.start = q.getColumn(2).getInt64();
-      r.end = q.getColumn(3).getInt64();
-      rows.push_back(r);
+    for (size_t k = 0; k < d_.iterations.size(); ++k) {
+      const IterationFact& it = d_.iterations[k];
+      rows.push_back({static_cast<int64_t>(k), it.start, it.end, it.number});
     }
-    iterations_.emplace(trace_id, rows);
-    return rows;
+    std::stable_sort(rows.begin(), rows.end(), [](const IterRow& a, const IterRow& b) { return a.start < b.start; });
+    iterations_ = std::move(rows);
+    return *iterations_;
   }
 
-  std::vector<Call> host_calls(int64_t trace_id, opt_i64 pid) {
+  // Per range: the op made of it (the first when there were several), -1 when none.
+  const std::vector<int64_t>& op_of_range() {
+    if (op_of_range_.size() == m_.ranges.size() + 1) return op_of_range_;
+    op_of_range_.assign(m_.ranges.size() + 1, -1);  // one extra slot marks "built"
+    for (size_t o = 0; o < d_.ops.size(); ++o) {
+      int64_t r = d_.ops[o].range;
+      if (r >= 0 && static_cast<size_t>(r) < m_.ranges.size() && op_of_range_[static_cast<size_t>(r)] < 0)
+        op_of_range_[static_cast<size_t>(r)] = static_cast<int64_t>(o);
+    }
+    return op_of_range_;
+  }
+
+  std::vector<Call> host_calls(opt_i64 pid) {
     std::vector<HostRange> ranges;
-    if (id_list_.empty()) return {};
-    SQLite::Statement q(db_,
-                        "SELECT r.id, r.pid, r.tid, r.start_ns, r.dur_ns, r.name_id, r.input_dims_id, r.input_types_id, "
-                        "a.collective_name, a.process_group, a.seq, a.in_nelems, a.dtype, "
-                        "(SELECT o.id FROM _op o WHERE o.range_id = r.id) "
-                        "FROM _range r LEFT JOIN collective_arg a ON a.range_id = r.id "
-                        "WHERE r.trace_id = ? AND r.name_id IN (" + id_list_ + ")" + (pid ? " AND r.pid = ?" : ""));
-    q.bind(1, trace_id);
-    if (pid) q.bind(2, *pid);
-    auto opt = [&](int col) -> opt_i64 { return q.getColumn(col).isNull() ? opt_i64() : q.getColumn(col).getInt64(); };
-    auto opt_text = [&](int col) -> std::optional<std::string> {
-      return q.getColumn(col).isNull() ? std::nullopt : std::optional<std::string>(q.getColumn(col).getString());
-    };
-    while (q.executeStep()) {
+    std::vector<int8_t> comm(static_cast<size_t>(m_.strings.size()) + 1, -1);  // per name id: a collective name?
+    for (size_t i = 0; i < m_.ranges.size(); ++i) {
+      const RangeFact& f = m_.ranges[i];
+      if (f.name_id < 1 || f.name_id > m_.strings.size()) continue;
+      int8_t& is = comm[static_cast<size_t>(f.name_id)];
+      if (is < 0) is = is_collective_range_name(text(f.name_id)) ? 1 : 0;
+      if (!is) continue;
+      if (pid && f.pid != *pid) continue;
       HostRange r;
-      r.id = q.getColumn(0).getInt64();
-      r.pid = opt(1).value_or(0);
-      r.tid = opt(2).value_or(0);
-      r.start = q.getColumn(3).getInt64();
-      r.end = r.start + std::max<int64_t>(0, q.getColumn(4).getInt64());
-      r.name_id = q.getColumn(5).getInt64();
-      r.dims_id = opt(6);
-      r.types_id = opt(7);
-      r.coll_name = opt_text(8);
-      r.pg = opt_text(9);
-      r.seq = opt(10);
-      r.nelems = opt(11);
-      r.dtype = opt_text(12);
-      r.op_id = opt(13);
+      r.id = static_cast<int64_t>(i);
+      r.pid = f.pid == kNone ? 0 : f.pid;
+      r.tid = f.tid == kNone ? 0 : f.tid;
+      r.start = f.start_ns;
+      r.end = r.start + std::max<int64_t>(0, f.dur_ns);
+      r.name_id = f.name_id;
+      if (f.input_dims_id >= 1) r.dims_id = f.input_dims_id;
+      if (f.input_types_id >= 1) r.types_id = f.input_types_id;
+      if (f.collective >= 0) {
+        const CollectiveArgs& a = m_.collectives[static_cast<size_t>(f.collective)];
+        r.coll_name = a.collective_name;
+        r.pg = a.process_group;
+        r.seq = a.seq;
+        r.nelems = a.in_nelems;
+        r.dtype = a.dtype;
+      }
+      if (int64_t op = op_of_range()[i]; op >= 0) r.op_id = op;
       ranges.push_back(std::move(r));
     }
+    if (ranges.empty()) return {};
     std::sort(ranges.begin(), ranges.end(), [](const HostRange& a, const HostRange& b) {
       return std::tie(a.pid, a.tid, a.start, b.end, a.id) < std::tie(b.pid, b.tid, b.start, a.end, b.id);
     });
@@ -621,7 +628,7 @@ class JobReader {
   void describe(Call& c, const std::vector<const HostRange*>& members) {
     std::string c10d_type, backend_type;
     for (const HostRange* r : members) {
-      const std::string& name = comm_names_[r->name_id];
+      const std::string& name = text(r->name_id);
       if (is_backend_range(name)) {
         c.annotated = true;
         if (backend_type.empty()) backend_type = collective_type(name);
@@ -651,26 +658,30 @@ class JobReader {
 
   // Communication kernels join the call whose host range encloses their launch; kernels no call
   // encloses stand for their own collective when the trace has no host collective ranges.
-  void attach_kernels(int64_t trace_id, opt_i64 pid, std::vector<Call>& calls) {
-    SQLite::Statement q(db_,
-                        std::string("SELECT k.id, k.start_ns, k.dur_ns, k.name_id, a.pid, a.tid, a.start_ns FROM _kernel k "
-                                    "LEFT JOIN _api_call a ON a.id = k.api_call_id "
-                                    "WHERE k.trace_id = ? AND k.category = 'communication'") +
-                            (pid ? " AND k.pid = ?" : "") + " ORDER BY k.start_ns, k.id");
-    q.bind(1, trace_id);
-    if (pid) q.bind(2, *pid);
+  void attach_kernels(opt_i64 pid, std::vector<Call>& calls) {
+    std::vector<size_t> kernels;  // communication kernels in (start, position) order
+    if (d_.kernels.size() == m_.kernels.size())
+      for (size_t i = 0; i < m_.kernels.size(); ++i)
+        if (d_.kernels[i].category == "communication" && (!pid || m_.kernels[i].pid == *pid)) kernels.push_back(i);
+    std::stable_sort(kernels.begin(), kernels.end(),
+                     [&](size_t a, size_t b) { return m_.kernels[a].start_ns < m_.kernels[b].start_ns; });
     std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> by_thread;
     for (size_t i = 0; i < calls.size(); ++i) by_thread[{calls[i].pid, calls[i].tid}].push_back(i);
     for (auto& [thread, list] : by_thread)
       std::sort(list.begin(), list.end(), [&](size_t a, size_t b) { return calls[a].start < calls[b].start; });
     bool host_calls = !calls.empty();
-    while (q.executeStep()) {
-      int64_t id = q.getColumn(0).getInt64(), start = q.getColumn(1).getInt64();
-      int64_t end = start + std::max<int64_t>(0, q.getColumn(2).getInt64());
+    std::vector<size_t> kernel_only;
+    for (size_t i : kernels) {
+      const KernelFact& kf = m_.kernels[i];
+      int64_t id = static_cast<int64_t>(i), start = kf.start_ns;
+      int64_t end = start + std::max<int64_t>(0, kf.dur_ns);
       Call* owner = nullptr;
-      if (!q.getColumn(4).isNull() && !q.getColumn(5).isNull()) {
-        auto it = by_thread.find({q.getColumn(4).getInt64(), q.getColumn(5).getInt64()});
-        int64_t launch = q.getColumn(6).getInt64();
+      int64_t api = d_.kernels[i].api;
+      if (api >= 0 && static_cast<size_t>(api) < m_.apis.size() && m_.apis[static_cast<size_t>(api)].pid != kNone &&
+          m_.apis[static_cast<size_t>(api)].tid != kNone) {
+        const ApiFact& a = m_.apis[static_cast<size_t>(api)];
+        auto it = by_thread.find({a.pid, a.tid});
+        int64_t launch = a.start_ns;
         if (it != by_thread.end()) {
           auto& list = it->second;
           auto pos = std::upper_bound(list.begin(), list.end(), launch,
@@ -685,71 +696,66 @@ class JobReader {
         continue;
       }
       if (host_calls) continue;
-      kernel_only_.push_back({id, start, end, q.getColumn(3).getInt64()});
+      kernel_only.push_back(i);
     }
-    for (const auto& k : kernel_only_) {
+    for (size_t i : kernel_only) {
+      const KernelFact& kf = m_.kernels[i];
       Call c;
-      c.start = k.start;
-      c.end = k.end;
-      c.kernel_id = k.id;
-      c.kernel_start = k.start;
-      c.kernel_end = k.end;
-      c.type = collective_type(text(k.name_id));
+      c.start = kf.start_ns;
+      c.end = kf.start_ns + std::max<int64_t>(0, kf.dur_ns);
+      c.kernel_id = static_cast<int64_t>(i);
+      c.kernel_start = c.start;
+      c.kernel_end = c.end;
+      c.type = collective_type(text(kf.name_id));
       calls.push_back(c);
     }
-    kernel_only_.clear();
   }
 
-  struct KernelOnly {
-    int64_t id, start, end, name_id;
-  };
-  SQLite::Database& db_;
-  std::unordered_map<int64_t, std::string> comm_names_;
-  std::string id_list_;
-  std::unordered_map<int64_t, std::string> texts_;
-  std::unordered_map<int64_t, std::vector<IterRow>> iterations_;
-  std::vector<KernelOnly> kernel_only_;
+  const TraceModel& m_;
+  const DerivedFacts& d_;
+  std::optional<std::vector<IterRow>> iterations_;
+  std::vector<int64_t> op_of_range_;
 };
 
-std::vector<TraceRow> load_traces(SQLite::Database& db) {
+std::vector<TraceRow> load_traces(const std::vector<const TraceModel*>& models) {
   std::vector<TraceRow> out;
-  SQLite::Statement q(db, "SELECT trace_id, format, COALESCE(clock, ''), rank, world_size, COALESCE(comm_backend, ''), start_ns "
-                          "FROM trace ORDER BY trace_id");
-  while (q.executeStep()) {
+  for (size_t i = 0; i < models.size(); ++i) {
+    const TraceModel& m = *models[i];
     TraceRow t;
-    t.trace_id = q.getColumn(0).getInt64();
-    t.format = q.getColumn(1).getString();
-    t.clock = q.getColumn(2).getString();
-    if (!q.getColumn(3).isNull()) t.rank = q.getColumn(3).getInt64();
-    if (!q.getColumn(4).isNull()) t.world_size = q.getColumn(4).getInt64();
-    t.backend = q.getColumn(5).getString();
-    if (!q.getColumn(6).isNull()) t.start_ns = q.getColumn(6).getInt64();
+    t.trace_id = static_cast<int64_t>(i);
+    t.format = m.info.format;
+    t.clock = m.info.clock;
+    t.rank = m.info.rank;
+    t.world_size = m.info.world_size;
+    t.backend = m.info.comm_backend.value_or("");
+    t.start_ns = opt_of(m.start_ns);
     out.push_back(std::move(t));
   }
   return out;
 }
 
-// Processes of an nsys export that ran GPU work, when there are several.
-std::vector<int64_t> gpu_processes(SQLite::Database& db, int64_t trace_id) {
-  std::vector<int64_t> out;
-  SQLite::Statement q(db, "SELECT DISTINCT pid FROM _kernel WHERE trace_id = ? AND pid IS NOT NULL ORDER BY pid");
-  q.bind(1, trace_id);
-  while (q.executeStep()) out.push_back(q.getColumn(0).getInt64());
-  return out;
+// Processes of an nsys export that ran GPU work, in pid order.
+std::vector<int64_t> gpu_processes(const TraceModel& m) {
+  std::set<int64_t> pids;
+  for (const auto& k : m.kernels)
+    if (k.pid != kNone) pids.insert(k.pid);
+  return {pids.begin(), pids.end()};
 }
 
 // Two captures of one job start within this of each other (epoch clocks): further apart, the
 // same world size and backend are a coincidence of two runs.
 constexpr int64_t kSameRunWindowNs = int64_t{10} * 60 * 1'000'000'000;
 
-std::vector<Job> group_jobs(SQLite::Database& db, const std::vector<TraceRow>& traces, const std::string& job_by) {
+std::vector<Job> group_jobs(const std::vector<const TraceModel*>& models, const std::vector<TraceRow>& traces,
+                            const std::string& job_by) {
   std::vector<Job> jobs;
   std::vector<const TraceRow*> kineto_like;
   std::vector<Unit> all_units;
   std::vector<Job> nsys_jobs;
   std::map<int64_t, int64_t> lone_process;  // nsys export of one rank -> its GPU process
   for (const auto& t : traces) {
-    std::vector<int64_t> pids = t.format == "nsys" ? gpu_processes(db, t.trace_id) : std::vector<int64_t>{};
+    std::vector<int64_t> pids =
+        t.format == "nsys" ? gpu_processes(*models[static_cast<size_t>(t.trace_id)]) : std::vector<int64_t>{};
     // One export per rank (`srun nsys profile …`): its one GPU process is a rank, named by the
     // launcher's variables in its environment; it joins the other exports of the job as Kineto
     // ranks do (rank, world size, clock), below.
@@ -836,43 +842,31 @@ std::vector<Job> group_jobs(SQLite::Database& db, const std::vector<TraceRow>& t
   return jobs;
 }
 
-opt_i64 rank_device(SQLite::Database& db, int64_t trace_id, opt_i64 pid) {
-  SQLite::Statement q(db, std::string("SELECT device_id FROM _kernel WHERE trace_id = ? AND device_id IS NOT NULL") +
-                              (pid ? " AND pid = ?" : "") + " GROUP BY device_id ORDER BY SUM(dur_ns) DESC, device_id LIMIT 1");
-  q.bind(1, trace_id);
-  if (pid) q.bind(2, *pid);
-  if (q.executeStep()) return q.getColumn(0).getInt64();
-  return std::nullopt;
-}
-
-void bind_opt(SQLite::Statement& s, int i, opt_i64 v) {
-  if (v) s.bind(i, *v);
-  else s.bind(i);
+// The device a rank drives: the one its kernels ran longest on (ties: the lower id).
+opt_i64 rank_device(const TraceModel& m, opt_i64 pid) {
+  std::map<int64_t, int64_t> busy;  // device -> summed kernel time
+  for (const auto& k : m.kernels)
+    if (k.device_id != kNone && (!pid || k.pid == *pid)) busy[k.device_id] += k.dur_ns;
+  opt_i64 best;
+  int64_t most = 0;
+  for (const auto& [device, ns] : busy)
+    if (!best || ns > most) best = device, most = ns;
+  return best;
 }
 
 }  // namespace
 
-void derive_jobs(Store& store, const DeriveOptions& options) {
+JobFacts derive_jobs(const std::vector<const TraceModel*>& models, const DeriveOptions& options) {
   if (options.job_by != "auto" && options.job_by != "given" && options.job_by != "none")
     throw Error("--job-by must be auto, given or none, got '" + options.job_by + "'");
-  SQLite::Database& db = store.db();
-  auto traces = load_traces(db);
-  auto jobs = group_jobs(db, traces, options.job_by);
-  JobReader reader(store);
+  auto traces = load_traces(models);
+  auto jobs = group_jobs(models, traces, options.job_by);
+  std::vector<JobReader> readers;
+  readers.reserve(models.size());
+  for (const TraceModel* m : models) readers.emplace_back(*m);
 
-  SQLite::Transaction tx(db);
-  db.exec("DELETE FROM collective_participation; DELETE FROM collective_instance; DELETE FROM job_rank; DELETE FROM job;");
-  SQLite::Statement job_ins(db, "INSERT INTO job(job_id, source, world_size, ranks_present, aligned, residual_ns, alignment_note) "
-                                "VALUES (?,?,?,?,?,?,?)");
-  SQLite::Statement rank_ins(db, "INSERT INTO job_rank(job_id, rank, trace_id, pid, device_id, clock_offset_ns, offset_residual_ns) "
-                                 "VALUES (?,?,?,?,?,?,?)");
-  SQLite::Statement inst_ins(db, "INSERT INTO collective_instance(job_id, instance_id, process_group, seq, type, bytes, ranks, "
-                                 "first_rank, last_rank, last_arrival_ns, end_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
-  SQLite::Statement part_ins(db, "INSERT INTO collective_participation(job_id, instance_id, rank, trace_id, op_id, kernel_id, "
-                                 "start_ns, end_ns, wait_ns, transfer_ns, iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
-  int64_t job_id = 0;
+  JobFacts out;
   for (const Job& job : jobs) {
-    ++job_id;
     std::vector<RankCollectives> ranks;
     AlignmentResult result;
     result.offsets.assign(job.ranks.size(), 0);
@@ -883,75 +877,68 @@ void derive_jobs(Store& store, const DeriveOptions& options) {
         RankCollectives rc;
         rc.rank = *u.rank;
         rc.trace_id = u.trace_id;
-        rc.calls = reader.collectives(u.trace_id, u.pid);
+        JobReader& reader = readers[static_cast<size_t>(u.trace_id)];
+        rc.calls = reader.collectives(u.pid);
         ranks.push_back(std::move(rc));
-        if (auto s = reader.median_step(u.trace_id)) steps.push_back(*s);
+        if (auto s = reader.median_step()) steps.push_back(*s);
       }
       AlignOptions ao;
       ao.same_clock = job.source == "nsys_processes";
       if (!steps.empty()) ao.median_step_ns = median_of(steps);
       result = match_and_align(ranks, ao);
     }
-    job_ins.bind(1, job_id);
-    job_ins.bind(2, job.source);
-    bind_opt(job_ins, 3, job.world_size);
-    job_ins.bind(4, static_cast<int64_t>(job.ranks.size()));
-    job_ins.bind(5, result.aligned ? 1 : 0);
-    bind_opt(job_ins, 6, result.aligned ? result.residual_ns : std::nullopt);
-    if (job.ranks.size() >= 2 && !result.note.empty()) job_ins.bind(7, result.note);
-    else job_ins.bind(7);
-    job_ins.exec();
-    job_ins.reset();
+    JobFact& j = out.jobs.emplace_back();
+    j.source = job.source;
+    j.world_size = or_none(job.world_size);
+    j.ranks_present = static_cast<int64_t>(job.ranks.size());
+    j.aligned = result.aligned;
+    j.residual_ns = result.aligned ? or_none(result.residual_ns) : kNone;
+    if (job.ranks.size() >= 2 && !result.note.empty()) j.alignment_note = result.note;
     for (size_t k = 0; k < job.ranks.size(); ++k) {
       const Unit& u = job.ranks[k];
-      rank_ins.bind(1, job_id);
-      rank_ins.bind(2, *u.rank);
-      rank_ins.bind(3, u.trace_id);
-      bind_opt(rank_ins, 4, u.pid);
-      bind_opt(rank_ins, 5, rank_device(db, u.trace_id, u.pid));
-      rank_ins.bind(6, result.aligned ? result.offsets[k] : int64_t{0});
-      bind_opt(rank_ins, 7, result.aligned ? result.residuals[k] : std::nullopt);
-      rank_ins.exec();
-      rank_ins.reset();
+      JobRankFact r;
+      r.rank = *u.rank;
+      r.trace = static_cast<size_t>(u.trace_id);
+      r.pid = or_none(u.pid);
+      r.device_id = or_none(rank_device(*models[r.trace], u.pid));
+      r.clock_offset_ns = result.aligned ? result.offsets[k] : 0;
+      r.offset_residual_ns = result.aligned ? or_none(result.residuals[k]) : kNone;
+      j.ranks.push_back(r);
     }
     std::unordered_map<int64_t, size_t> index_of_rank;
     for (size_t k = 0; k < ranks.size(); ++k) index_of_rank[ranks[k].rank] = k;
     for (size_t i = 0; i < result.instances.size(); ++i) {
       const MatchedInstance& inst = result.instances[i];
-      inst_ins.bind(1, job_id);
-      inst_ins.bind(2, static_cast<int64_t>(i));
-      if (inst.process_group.empty()) inst_ins.bind(3);
-      else inst_ins.bind(3, inst.process_group);
-      inst_ins.bind(4, inst.seq);
-      inst_ins.bind(5, inst.type);
-      bind_opt(inst_ins, 6, inst.bytes);
-      inst_ins.bind(7, static_cast<int64_t>(inst.participants.size()));
-      inst_ins.bind(8, inst.first_rank);
-      inst_ins.bind(9, inst.last_rank);
-      inst_ins.bind(10, inst.last_arrival_ns);
-      inst_ins.bind(11, inst.end_ns);
-      inst_ins.exec();
-      inst_ins.reset();
+      CollectiveInstanceFact f;
+      f.process_group = inst.process_group;
+      f.seq = inst.seq;
+      f.type = inst.type;
+      f.bytes = or_none(inst.bytes);
+      f.ranks = static_cast<int64_t>(inst.participants.size());
+      f.first_rank = inst.first_rank;
+      f.last_rank = inst.last_rank;
+      f.last_arrival_ns = inst.last_arrival_ns;
+      f.end_ns = inst.end_ns;
+      j.instances.push_back(std::move(f));
       for (const auto& p : inst.participants) {
         const RankCollectives& rc = ranks[index_of_rank[p.rank]];
         const RankCollective& call = rc.calls[p.call];
-        part_ins.bind(1, job_id);
-        part_ins.bind(2, static_cast<int64_t>(i));
-        part_ins.bind(3, p.rank);
-        part_ins.bind(4, rc.trace_id);
-        bind_opt(part_ins, 5, call.op_id);
-        bind_opt(part_ins, 6, call.kernel_id);
-        part_ins.bind(7, p.start_ns);
-        part_ins.bind(8, p.end_ns);
-        part_ins.bind(9, p.wait_ns);
-        part_ins.bind(10, p.transfer_ns);
-        bind_opt(part_ins, 11, call.iteration);
-        part_ins.exec();
-        part_ins.reset();
+        ParticipationFact pf;
+        pf.instance = static_cast<int64_t>(i);
+        pf.rank = p.rank;
+        pf.trace = static_cast<size_t>(rc.trace_id);
+        pf.op = call.op_id.value_or(-1);
+        pf.kernel = call.kernel_id.value_or(-1);
+        pf.start_ns = p.start_ns;
+        pf.end_ns = p.end_ns;
+        pf.wait_ns = p.wait_ns;
+        pf.transfer_ns = p.transfer_ns;
+        pf.iteration = or_none(call.iteration);
+        j.participations.push_back(pf);
       }
     }
   }
-  tx.commit();
+  return out;
 }
 
 }  // namespace proflint

@@ -1,9 +1,10 @@
 // engine/derive/jobs.hpp — the ranks of one distributed job: which traces form a job, collective
 // instances matched across ranks, clock offsets, and each rank's wait and transfer.
 //
-// Runs after every trace is derived (it reads op, kernel categories and iterations) and rewrites
-// the job tables of schema/0005_jobs.sql from scratch. The matching and alignment work on plain
-// structs (match_and_align) so tests can feed them without a store. Rules: docs/multi-rank.md.
+// Runs after every trace is derived (it reads ops, kernel categories and links, iterations): a pure
+// function of the models of all traces of one load, whose result (JobFacts) the store writes into
+// the job tables of schema/0005_jobs.sql with the traces. The matching and alignment work on plain
+// structs (match_and_align) so tests can feed them without models. Rules: docs/multi-rank.md.
 #pragma once
 
 #include <cstdint>
@@ -12,13 +13,13 @@
 #include <vector>
 
 #include "engine/derive/derive.hpp"
-#include "engine/store/store.hpp"
+#include "engine/model/model.hpp"
 
 namespace proflint {
 
 // One collective call as one rank performed it, on that rank's own clock.
 struct RankCollective {
-  std::optional<int64_t> op_id, kernel_id;
+  std::optional<int64_t> op_id, kernel_id;  // positions in the rank's model (its ops, its kernels)
   std::string process_group;     // '' when not recorded
   std::optional<int64_t> seq;    // recorded sequence number
   std::string type;              // all_reduce, all_gather, ... (collective_type)
@@ -30,7 +31,7 @@ struct RankCollective {
 
 struct RankCollectives {
   int64_t rank = 0;
-  int64_t trace_id = 0;
+  int64_t trace_id = 0;  // derive_jobs: index of its model
   std::vector<RankCollective> calls;  // any order
 };
 
@@ -75,8 +76,10 @@ int64_t alignment_limit_ns(std::optional<int64_t> median_step_ns);
 // 'unidentified' when none fits.
 std::string collective_type(std::string_view name);
 
-// Groups the store's traces into jobs and fills job, job_rank, collective_instance and
-// collective_participation. options.job_by: 'auto' (default), 'given' or 'none'.
-void derive_jobs(Store& store, const DeriveOptions& options);
+// Groups the traces (derived models, in the order they are written: a trace's index is its place
+// in `traces`) into jobs and matches their collectives: the rows of job, job_rank,
+// collective_instance and collective_participation. options.job_by: 'auto' (default), 'given' or
+// 'none'. Reads only the models.
+JobFacts derive_jobs(const std::vector<const TraceModel*>& traces, const DeriveOptions& options);
 
 }  // namespace proflint

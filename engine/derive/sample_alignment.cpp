@@ -22,7 +22,19 @@ std::string hours(int64_t ns) {
 }  // namespace
 
 SampleAlignment align_samples(int64_t log_start, int64_t log_end, const std::string& log_clock, int64_t trace_start,
-                              int64_t trace_end, const std::string& trace_clock, std::optional<int64_t> user_offset_ns) {
+                              int64_t trace_end, const std::string& trace_clock, std::optional<int64_t> user_offset_ns,
+                              const ClockAnchor& anchor) {
+  // A monotonic or session clock anchored on the epoch: align there, then express the offset on
+  // the trace's own clock (log time + offset = trace time).
+  if (!user_offset_ns && trace_clock != "epoch" && anchor.epoch_base_ns && log_clock == "local_time" &&
+      trace_start != kNone && trace_end != kNone) {
+    const int64_t base = *anchor.epoch_base_ns;
+    SampleAlignment on_epoch = align_samples(log_start, log_end, log_clock, trace_start + base, trace_end + base, "epoch",
+                                             std::nullopt, ClockAnchor{std::nullopt, anchor.utc_offset_ns});
+    on_epoch.offset_ns -= base;
+    on_epoch.note += fmt::format(" (the trace's {} clock placed on UTC by the start time it records)", trace_clock);
+    return on_epoch;
+  }
   SampleAlignment a;
   auto describe_ranges = [&] {
     return fmt::format("log {:.3f} s long, trace {:.3f} s long, log starts {:.3f} s from the trace's start",
@@ -61,6 +73,19 @@ SampleAlignment align_samples(int64_t log_start, int64_t log_end, const std::str
     a.aligned = a.overlap_ns > 0;
     if (!a.aligned) a.note = "the log and the trace do not overlap in time: " + describe_ranges();
     return a;
+  }
+  // The capture recorded its local time: the log, written on the same machine, is in that zone.
+  if (anchor.utc_offset_ns && *anchor.utc_offset_ns != 0) {
+    const int64_t off = -*anchor.utc_offset_ns;
+    if (int64_t l = len(off); l > 0) {
+      a.offset_ns = off;
+      a.overlap_ns = l;
+      a.aligned = true;
+      a.note = fmt::format("log clock times read as the capture's local time UTC{} (recorded by the export, shifted "
+                           "{:.0f} s): it then overlaps the trace for {:.3f} s",
+                           hours(-off), static_cast<double>(off) / 1e9, static_cast<double>(l) / 1e9);
+      return a;
+    }
   }
   // Local clock times against UTC: the quarter-hour offset that overlaps most, the smallest first.
   constexpr int64_t kQuarter = 15 * 60'000'000'000LL;

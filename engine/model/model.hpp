@@ -197,6 +197,36 @@ struct SourceFact {
   int64_t file_id = kNone, line = kNone, function_id = kNone;  // innermost user frame
   int64_t module_path_id = kNone, stack_id = kNone;
 };
+// CUDA graph replays and torch.compile regions of one trace (schema/0009_graphs_compiled.sql;
+// engine/derive/graphs.hpp). Positions as above; kNone = NULL.
+struct GraphKernelFact {  // graph_kernel
+  int64_t kernel = 0;       // position in kernels
+  int64_t graph_id = 0, node = 0, replay = 0;
+  int64_t launch_api = -1;  // position in apis
+  int64_t captured_op = -1; // position in DerivedFacts::ops
+};
+struct CudaGraphFact {  // cuda_graph
+  int64_t graph_id = 0;
+  bool recorded = false;  // id_source 'recorded', else 'kernel_sequence'
+  int64_t device_id = kNone, replays = 0, kernels_per_replay = 0, gpu_time_ns = 0, gpu_time_per_replay_ns = 0;
+  int64_t span_per_replay_ns = 0, capture_start_ns = kNone, captured_ops = kNone;
+  std::optional<std::string> top_captured_op;
+};
+struct CompiledRegionFact {  // compiled_region
+  int64_t range = 0;  // position in ranges
+  std::string name, frame;  // frame '' = NULL
+  bool backward = false;
+  int64_t iteration = kNone, start_ns = 0, dur_ns = 0;
+  int64_t triton_kernels = 0, triton_time_ns = 0, other_kernels = 0, other_time_ns = 0, fallback_ops = 0;
+  bool graph_break_before = false;
+};
+struct KernelCompiledFact {  // kernel_compiled
+  int64_t kernel = 0;         // position in kernels
+  int64_t region_range = -1;  // position in ranges
+  std::string_view triton_kind;  // static text; empty = NULL
+  bool fallback = false;
+};
+
 struct DerivedFacts {
   bool done = false;
   std::vector<int64_t> range_parent;  // per range: position of the enclosing range or -1
@@ -216,6 +246,45 @@ struct DerivedFacts {
   std::string key_node_problem;             // import issue 'key_node_not_found' when not empty
   std::optional<int64_t> iter_start, iter_stop;
   std::vector<SourceFact> sources;  // source.hpp
+  std::vector<GraphKernelFact> graph_kernels;  // graphs.hpp
+  std::vector<CudaGraphFact> cuda_graphs;
+  std::vector<CompiledRegionFact> compiled_regions;
+  std::vector<KernelCompiledFact> kernel_compiled;
+};
+
+// The jobs across the traces of one load (schema/0005_jobs.sql; engine/derive/jobs.hpp): which
+// traces are the ranks of one job, the collective instances matched across them and each rank's
+// part. Traces are named by their index in the list of models the jobs were derived from (the
+// store writes that list's trace ids), ops and kernels by position in that trace's model.
+struct JobRankFact {  // job_rank
+  int64_t rank = 0;
+  size_t trace = 0;
+  int64_t pid = kNone, device_id = kNone, clock_offset_ns = 0, offset_residual_ns = kNone;
+};
+struct CollectiveInstanceFact {  // collective_instance (instance_id = position in its job)
+  std::string process_group;  // '' = NULL
+  int64_t seq = 0;
+  std::string type;
+  int64_t bytes = kNone, ranks = 0, first_rank = 0, last_rank = 0, last_arrival_ns = 0, end_ns = 0;
+};
+struct ParticipationFact {  // collective_participation
+  int64_t instance = 0, rank = 0;
+  size_t trace = 0;
+  int64_t op = -1, kernel = -1;  // positions in that trace's ops / kernels
+  int64_t start_ns = 0, end_ns = 0, wait_ns = 0, transfer_ns = 0, iteration = kNone;
+};
+struct JobFact {  // job (job_id = position + 1)
+  std::string source;
+  int64_t world_size = kNone, ranks_present = 0;
+  bool aligned = false;
+  int64_t residual_ns = kNone;
+  std::optional<std::string> alignment_note;
+  std::vector<JobRankFact> ranks;
+  std::vector<CollectiveInstanceFact> instances;
+  std::vector<ParticipationFact> participations;
+};
+struct JobFacts {
+  std::vector<JobFact> jobs;
 };
 
 struct TraceModel {

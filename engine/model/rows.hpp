@@ -19,6 +19,11 @@ struct TraceInfo {
   std::optional<std::string> format_version, tool_version, framework, vendor, comm_backend, host_name;
   std::string clock = "epoch";
   opt_i64 rank, world_size, file_bytes;
+  // Where the trace's clock sits on the Unix epoch, when the file says so: the epoch ns of the
+  // clock's zero (Kineto `baseTimeNanoseconds` beside monotonic timestamps; nsys
+  // TARGET_INFO_SESSION_START_TIME), and the capture machine's local time minus UTC (nsys
+  // localTime - utcTime). Used to place sampling logs (docs/samples.md); not stored.
+  opt_i64 epoch_base_ns, utc_offset_ns;
 };
 
 struct DeviceRow {

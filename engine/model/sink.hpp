@@ -61,6 +61,8 @@ class FactSink {
   // Metadata learned while reading (Kineto keeps distributedInfo after traceEvents, etc.).
   void set_rank(opt_i64 rank, opt_i64 world_size, std::optional<std::string> backend);
   void set_metadata(std::string_view column, std::string_view value);  // format_version, tool_version, framework, vendor, host_name, clock
+  // TraceInfo::epoch_base_ns (Kineto baseTimeNanoseconds, read wherever it sits in the file).
+  void set_epoch_base(int64_t epoch_ns) { model_.info.epoch_base_ns = epoch_ns; }
 
   // Rows added so far (kernels + memcpys + memsets + api calls + ranges + samples ...).
   int64_t rows_written() const { return rows_; }

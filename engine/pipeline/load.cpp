@@ -28,7 +28,6 @@
 #include "engine/common/memory.hpp"
 #include "engine/common/sqlite_file.hpp"
 #include "engine/derive/derive_trace.hpp"
-#include "engine/derive/graphs.hpp"
 #include "engine/derive/jobs.hpp"
 #include "engine/derive/sample_alignment.hpp"
 #include "engine/import/samples/samples_importers.hpp"
@@ -234,7 +233,8 @@ void attach_sampling_logs(std::vector<TraceModel>& models, std::optional<int64_t
     for (size_t t : traces) {
       const TraceModel& trace = models[t];
       SampleAlignment a = align_samples(log.start_ns, log.end_ns, log.info.clock, trace.start_ns, trace.end_ns,
-                                        trace.info.clock, offset_ns);
+                                        trace.info.clock, offset_ns,
+                                        ClockAnchor{trace.info.epoch_base_ns, trace.info.utc_offset_ns});
       if (first || (a.aligned && a.overlap_ns > chosen.overlap_ns)) {
         chosen = a;
         best = t;
@@ -246,22 +246,20 @@ void attach_sampling_logs(std::vector<TraceModel>& models, std::optional<int64_t
   for (auto it = logs.rbegin(); it != logs.rend(); ++it) models.erase(models.begin() + static_cast<std::ptrdiff_t>(*it));
 }
 
-// Writes the models into the fresh `store`, then what readers of the store need: indexes and the
-// jobs across traces.
-void write_store(std::vector<TraceModel>& models, Store& store, const DeriveOptions& options) {
-  std::vector<TraceModel*> all;
-  for (auto& m : models) all.push_back(&m);
+// The jobs across the derived models (they span traces, so they are derived once all are).
+JobFacts jobs_of(const std::vector<TraceModel*>& models, const DeriveOptions& options) {
+  std::vector<const TraceModel*> traces(models.begin(), models.end());
+  return derive_jobs(traces, options);
+}
+
+// Writes the derived models and the jobs across them into the fresh `store` in one go, then the
+// indexes readers of the store need.
+void write_store(const std::vector<TraceModel*>& models, const JobFacts& jobs, Store& store) {
   StepClock clock;
-  write_models(store, all);
+  write_models(store, models, &jobs);
   clock.lap("write");
   store.create_indexes();
   clock.lap("indexes");
-  // Jobs span traces and depend on --job-by: rebuilt on every load, saved stores included.
-  derive_jobs(store, options);
-  clock.lap("jobs");
-  // Graph replays and compiled regions read the op tree and kernel links: rebuilt with the jobs.
-  derive_graphs_compiled(store);
-  clock.lap("graphs");
 }
 
 // A store whose tables were dropped or whose views no longer compile (edited after proflint wrote
@@ -352,10 +350,15 @@ Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& opti
   for (const auto& path : paths) estimate += estimated_store_bytes(path);
   auto sharing = estimate > kSharedStoreBudget ? Store::Sharing::none : Store::Sharing::shared;
   StageTimer timer("derive");  // the write belongs to derivation's figure, as when it updated the store
+  std::vector<TraceModel*> all;
+  for (auto& m : models) all.push_back(&m);
+  StepClock clock;
+  JobFacts jobs = jobs_of(all, options.derive);
+  clock.lap("jobs");
   if (sharing == Store::Sharing::shared) {
     Store store = Store::create_in_memory(sharing);
     try {
-      write_store(models, store, options.derive);
+      write_store(all, jobs, store);
       return store;
     } catch (...) {
       if (!ran_out_of_room(store, std::current_exception())) throw;
@@ -363,7 +366,7 @@ Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& opti
     }
   }
   Store store = Store::create_in_memory(Store::Sharing::none);
-  write_store(models, store, options.derive);
+  write_store(all, jobs, store);
   return store;
 }
 
@@ -385,31 +388,29 @@ ImportResult import_into(const Importer& importer, const std::string& path, Stor
 
 void derive_all(Store& store, const DeriveOptions& options, bool force) {
   StepClock clock;
-  // A saved store loaded as it is (the common case) is not read into models at all.
+  // A saved store loaded as it is (the common case) is not read into models at all: its derived
+  // tables, jobs and graph replays included, are those derivation wrote when it was saved.
   bool needed = force || store.db().execAndGet("SELECT COUNT(*) FROM trace WHERE iteration_source IS NULL").getInt64() > 0;
   if (needed) {
     std::vector<TraceModel> models = load_model(store);
     clock.lap("load_model");
     for (auto& m : models) derive_model(m.info.path, m, options);
     clock.lap("passes");
+    std::vector<TraceModel*> all;
+    for (auto& m : models) all.push_back(&m);
+    JobFacts jobs = jobs_of(all, options);
+    clock.lap("jobs");
     // Indexes would be updated row by row: dropped, and built again once the rows are in.
     store.db().exec(
         "DROP INDEX IF EXISTS kernel_by_time; DROP INDEX IF EXISTS kernel_by_name; DROP INDEX IF EXISTS api_by_thread; "
         "DROP INDEX IF EXISTS range_by_thread; DROP INDEX IF EXISTS range_by_name; DROP INDEX IF EXISTS kernel_by_op; "
         "DROP INDEX IF EXISTS op_by_range; DROP INDEX IF EXISTS op_by_name; DROP INDEX IF EXISTS sample_point_by_series;");
     clear_store(store);
-    std::vector<TraceModel*> all;
-    for (auto& m : models) all.push_back(&m);
-    write_models(store, all);
+    write_models(store, all, &jobs);
     clock.lap("write");
   }
   store.create_indexes();
   clock.lap("indexes");
-  derive_jobs(store, options);
-  clock.lap("jobs");
-  // Graph replays and compiled regions read the op tree and kernel links: rebuilt with the jobs.
-  derive_graphs_compiled(store);
-  clock.lap("graphs");
 }
 
 }  // namespace proflint

@@ -37,10 +37,12 @@ ImportResult import_file(const std::string& path, Store& store, const ImportOpti
 // The same with a given importer (no sniffing).
 ImportResult import_into(const Importer& importer, const std::string& path, Store& store, const ImportOptions& options);
 
-// Derives a store's traces again: reads them into models (load_model), derives every one and
-// writes the store again from the models, then rebuilds indexes and jobs. Without `force`, only
-// when some trace was never derived (trace.iteration_source IS NULL); `force` re-derives a saved
-// store with other options (another --key-node). Orchestration, so it lives here and not in derive/.
+// Derives a store's traces again: reads them into models (load_model), derives every one and the
+// jobs across them, and writes the store again from the models, then rebuilds the indexes.
+// Without `force`, only when some trace was never derived (trace.iteration_source IS NULL): a
+// saved store otherwise keeps every derived table it was saved with, jobs and graph replays
+// included; `force` re-derives it with other options (another --key-node, --job-by).
+// Orchestration, so it lives here and not in derive/.
 void derive_all(Store& store, const DeriveOptions& options, bool force = false);
 
 }  // namespace proflint

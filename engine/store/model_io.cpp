@@ -191,7 +191,25 @@ struct Writer {
         operator_ins(h, "INSERT INTO operator_timing(trace_id, source, operator, module, time_ns, count, first_line) "
                         "VALUES (?,?,?,?,?,?,?)"),
         source_ins(h, "INSERT INTO _source(trace_id, op_id, api_call_id, range_id, origin, file_id, line, function_id, "
-                      "module_path_id, stack_id) VALUES (?,?,?,?,?,?,?,?,?,?)") {}
+                      "module_path_id, stack_id) VALUES (?,?,?,?,?,?,?,?,?,?)"),
+        graph_kernel_ins(h, "INSERT INTO graph_kernel(kernel_id, trace_id, graph_id, node, replay, launch_api_call_id, "
+                            "captured_op_id) VALUES (?,?,?,?,?,?,?)"),
+        cuda_graph_ins(h, "INSERT INTO cuda_graph(trace_id, graph_id, id_source, device_id, replays, kernels_per_replay, "
+                          "gpu_time_ns, gpu_time_per_replay_ns, span_per_replay_ns, capture_start_ns, captured_ops, "
+                          "top_captured_op) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"),
+        region_ins(h, "INSERT INTO compiled_region(range_id, trace_id, name, frame, pass, iteration, start_ns, dur_ns, "
+                      "triton_kernels, triton_time_ns, other_kernels, other_time_ns, fallback_ops, graph_break_before) "
+                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+        kernel_compiled_ins(h, "INSERT INTO kernel_compiled(kernel_id, trace_id, region_range_id, triton_kind, fallback) "
+                               "VALUES (?,?,?,?,?)"),
+        job_ins(h, "INSERT INTO job(job_id, source, world_size, ranks_present, aligned, residual_ns, alignment_note) "
+                   "VALUES (?,?,?,?,?,?,?)"),
+        job_rank_ins(h, "INSERT INTO job_rank(job_id, rank, trace_id, pid, device_id, clock_offset_ns, offset_residual_ns) "
+                        "VALUES (?,?,?,?,?,?,?)"),
+        instance_ins(h, "INSERT INTO collective_instance(job_id, instance_id, process_group, seq, type, bytes, ranks, "
+                        "first_rank, last_rank, last_arrival_ns, end_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?)"),
+        participation_ins(h, "INSERT INTO collective_participation(job_id, instance_id, rank, trace_id, op_id, kernel_id, "
+                             "start_ns, end_ns, wait_ns, transfer_ns, iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?)") {}
 
   sqlite3* db;
   Stmt trace_ins, device_ins, process_ins, thread_ins, stream_ins, kernel_ins, memcpy_ins, memset_ins, api_ins, range_ins,
@@ -201,6 +219,8 @@ struct Writer {
   Stmt graph_node_ins;                                  // schema/0009_graphs_compiled.sql
   Stmt series_ins, point_ins, operator_ins;             // schema/0006_samples.sql
   Stmt source_ins;                                      // schema/0008_source.sql
+  Stmt graph_kernel_ins, cuda_graph_ins, region_ins, kernel_compiled_ins;  // schema/0009_graphs_compiled.sql
+  Stmt job_ins, job_rank_ins, instance_ins, participation_ins;           // schema/0005_jobs.sql
 
   static int64_t at(int64_t base, int64_t index) { return index >= 0 ? base + index : kNone; }
   static int64_t sid(const Bases& b, int64_t local) {
@@ -381,12 +401,71 @@ struct Writer {
     if (!d.key_node_problem.empty())
       issue_ins.i64(t).text(std::string_view("key_node_not_found")).i64(1).text(std::string_view(d.key_node_problem))
           .text(std::string_view("--key-node")).run();
+    graphs_compiled(m, b);
+  }
+
+  // CUDA graph replays and torch.compile regions (schema/0009_graphs_compiled.sql).
+  void graphs_compiled(const TraceModel& m, const Bases& b) {
+    const DerivedFacts& d = m.derived;
+    const int64_t t = b.trace;
+    for (const auto& g : d.graph_kernels)
+      graph_kernel_ins.i64(at(b.kernel, g.kernel)).i64(t).i64(g.graph_id).i64(g.node).i64(g.replay).i64(at(b.api, g.launch_api))
+          .i64(at(b.op, g.captured_op)).run();
+    for (const auto& g : d.cuda_graphs)
+      cuda_graph_ins.i64(t).i64(g.graph_id).text(std::string_view(g.recorded ? "recorded" : "kernel_sequence")).i64(g.device_id)
+          .i64(g.replays).i64(g.kernels_per_replay).i64(g.gpu_time_ns).i64(g.gpu_time_per_replay_ns).i64(g.span_per_replay_ns)
+          .i64(g.capture_start_ns).i64(g.captured_ops).text(g.top_captured_op).run();
+    for (const auto& r : d.compiled_regions) {
+      region_ins.i64(at(b.range, r.range)).i64(t).text(std::string_view(r.name));
+      if (r.frame.empty()) region_ins.null();
+      else region_ins.text(std::string_view(r.frame));
+      region_ins.text(std::string_view(r.backward ? "bwd" : "fwd")).i64(r.iteration).i64(r.start_ns).i64(r.dur_ns)
+          .i64(r.triton_kernels).i64(r.triton_time_ns).i64(r.other_kernels).i64(r.other_time_ns).i64(r.fallback_ops)
+          .i64(int64_t{r.graph_break_before ? 1 : 0}).run();
+    }
+    for (const auto& k : d.kernel_compiled) {
+      kernel_compiled_ins.i64(at(b.kernel, k.kernel)).i64(t).i64(at(b.range, k.region_range));
+      if (k.triton_kind.empty()) kernel_compiled_ins.null();
+      else kernel_compiled_ins.text(k.triton_kind);
+      kernel_compiled_ins.i64(int64_t{k.fallback ? 1 : 0}).run();
+    }
+  }
+
+  // The jobs across the traces just written (bases[i] belongs to the i-th model).
+  void jobs(const JobFacts& facts, const std::vector<Bases>& bases) {
+    auto base = [&](size_t trace) -> const Bases& {
+      if (trace >= bases.size()) throw Error("internal: a job names trace " + std::to_string(trace) + " of " +
+                                             std::to_string(bases.size()) + " written");
+      return bases[trace];
+    };
+    for (size_t j = 0; j < facts.jobs.size(); ++j) {
+      const JobFact& job = facts.jobs[j];
+      const auto job_id = static_cast<int64_t>(j) + 1;
+      job_ins.i64(job_id).text(std::string_view(job.source)).i64(job.world_size).i64(job.ranks_present)
+          .i64(int64_t{job.aligned ? 1 : 0}).i64(job.residual_ns).text(job.alignment_note).run();
+      for (const auto& r : job.ranks)
+        job_rank_ins.i64(job_id).i64(r.rank).i64(base(r.trace).trace).i64(r.pid).i64(r.device_id).i64(r.clock_offset_ns)
+            .i64(r.offset_residual_ns).run();
+      for (size_t i = 0; i < job.instances.size(); ++i) {
+        const CollectiveInstanceFact& c = job.instances[i];
+        instance_ins.i64(job_id).i64(static_cast<int64_t>(i));
+        if (c.process_group.empty()) instance_ins.null();
+        else instance_ins.text(std::string_view(c.process_group));
+        instance_ins.i64(c.seq).text(std::string_view(c.type)).i64(c.bytes).i64(c.ranks).i64(c.first_rank).i64(c.last_rank)
+            .i64(c.last_arrival_ns).i64(c.end_ns).run();
+      }
+      for (const auto& p : job.participations) {
+        const Bases& b = base(p.trace);
+        participation_ins.i64(job_id).i64(p.instance).i64(p.rank).i64(b.trace).i64(at(b.op, p.op)).i64(at(b.kernel, p.kernel))
+            .i64(p.start_ns).i64(p.end_ns).i64(p.wait_ns).i64(p.transfer_ns).i64(p.iteration).run();
+      }
+    }
   }
 };
 
 }  // namespace
 
-void write_models(Store& store, const std::vector<TraceModel*>& models) {
+void write_models(Store& store, const std::vector<TraceModel*>& models, const JobFacts* jobs) {
   sqlite3* h = store.db().getHandle();
   exec(h, "BEGIN");
   try {
@@ -445,6 +524,7 @@ void write_models(Store& store, const std::vector<TraceModel*>& models) {
     Writer w(h);
     for (size_t i = 0; i < models.size(); ++i) w.facts(*models[i], bases[i]);
     for (size_t i = 0; i < models.size(); ++i) w.derived(*models[i], bases[i]);
+    if (jobs) w.jobs(*jobs, bases);
     exec(h, "COMMIT");
     for (size_t i = 0; i < models.size(); ++i) models[i]->trace_id = bases[i].trace;
   } catch (...) {

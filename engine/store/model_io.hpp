@@ -1,7 +1,8 @@
 // engine/store/model_io.hpp — writing fact models into the store once, and reading them back.
 //
 // write_models is the only writer of fact rows: every table of every trace in one transaction, one
-// prepared INSERT per table, derived columns included (NULL for a model not derived yet). load_model
+// prepared INSERT per table, derived columns and tables included (NULL / no rows for a model not
+// derived yet), and the jobs across the traces. load_model
 // reads a store's facts back into models (derived columns are not read: they are derived again).
 #pragma once
 
@@ -16,7 +17,9 @@ namespace proflint {
 // already in the string table keep their ids). Ids follow the order in which a sequential import
 // then derivation of the same files would have given them: the imported rows and texts of every
 // trace first, then what derivation added (new op names, ops, iterations, ...). Sets trace_id.
-void write_models(Store& store, const std::vector<TraceModel*>& models);
+// `jobs`, when given, are the jobs across exactly these models (derive_jobs over them, in this
+// order): written into the job tables, which must hold no rows yet (a fresh or cleared store).
+void write_models(Store& store, const std::vector<TraceModel*>& models, const JobFacts* jobs = nullptr);
 
 // The imported facts of every trace in the store, in trace_id order. `was_derived` tells which
 // traces had been derived (trace.iteration_source set).

@@ -254,7 +254,7 @@ void Store::migrate() {
 //                   present?, optimizer/dataloader ranges).
 //   range_by_name   (name_id): ranges by name ("name_id IN (SELECT id FROM string WHERE ...)":
 //                   DataLoader, nccl:, ProfilerStep ranges).
-//   op_by_range     (range_id): the op of a range (export of ranges, collective calls in jobs).
+//   op_by_range     (range_id): the op of a range (export of ranges).
 //   op_by_name      (name_id): the detail report's op list.
 // Correlation ids have none: derivation resolves them in memory and writes the links
 // (api_call_id, op_id). _kernel(op_id) had an index that no query used (the audit found none).

@@ -1,7 +1,10 @@
 // tests/cli/samples_cli_test.cpp — sampling logs through the binary (issue 17): bad input in each
 // format ends in one line naming the file and line, exit 2; a log beside the trace of the same
 // job is shifted onto the trace's clock.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 #include <zlib.h>
 
 #include <algorithm>
@@ -88,6 +91,41 @@ TEST_F(SamplesCli, LogBesideTraceIsShiftedByTheTimeZone) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = run_proflint("query " + shell_quote(db2) + " \"SELECT MIN(offset_ns), MAX(offset_ns) FROM sample_series\"");
   EXPECT_NE(r.out.find("-7201500000000,-7201500000000"), std::string::npos) << r.out;
+}
+
+// The bundled sample trace (Kineto, monotonic clock + baseTimeNanoseconds) and its nsys twin
+// (session clock + TARGET_INFO_SESSION_START_TIME) both run 2026-01-17 13:41:53.6-54.9 UTC
+// (python3: baseTimeNanoseconds + min ts; utcEpochNs + first kernel start - systemClockNs). A
+// 10 Hz nvidia-smi log written in UTC over 13:41:53.0-56.0 lands on each trace's clock with no
+// option and no time-zone assumption.
+TEST_F(SamplesCli, LogBesideAMonotonicOrSessionClockTraceIsPlacedByItsRecordedStart) {
+  std::string csv = "timestamp, index, utilization.gpu [%], memory.used [MiB]\n";
+  for (int i = 0; i <= 30; ++i)
+    csv += fmt::format("2026/01/17 13:41:{:02}.{}00, 0, {} %, 1000 MiB\n", 53 + i / 10, i % 10, 50 + i);
+  std::string log = write("utc.csv", csv);
+  struct Case {
+    std::string trace;
+    int64_t epoch_of_zero;  // the trace's recorded anchor
+  };
+  for (const Case& c : {Case{"sample_train.json.gz", 1'768'655'859'837'835'786},
+                        Case{"sample_train.nsys.sqlite", 1'768'657'309'687'783'150 - 1'449'849'947'364}}) {
+    SCOPED_TRACE(c.trace);
+    std::string db = (dir_ / (c.trace + ".db")).string();
+    auto r = run_proflint("ingest " + shell_quote(fixture_path(c.trace).string()) + " " + shell_quote(log) + " --db " +
+                          shell_quote(db));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = run_proflint("query " + shell_quote(db) +
+                     " --format json \"SELECT (SELECT count(*) FROM trace) AS traces, min(s.offset_ns) AS off, "
+                     "min(p.ts_ns) AS first, (SELECT count(*) FROM import_issue WHERE kind IN ('samples_not_aligned', "
+                     "'samples_time_zone_assumed')) AS issues FROM sample_series s JOIN sample_point p USING (series_id)\"");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto row = nlohmann::json::parse(r.out)["rows"][0];
+    EXPECT_EQ(row[0], 1);  // the log joined the trace
+    EXPECT_EQ(row[1].get<int64_t>(), -c.epoch_of_zero);
+    // 13:41:53.000 UTC = 1768657313 s since the epoch, on the trace's clock.
+    EXPECT_EQ(row[2].get<int64_t>(), 1'768'657'313'000'000'000 - c.epoch_of_zero);
+    EXPECT_EQ(row[3], 0);
+  }
 }
 
 TEST_F(SamplesCli, LogThatOverlapsNothingSaysSo) {

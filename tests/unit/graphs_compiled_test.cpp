@@ -20,6 +20,7 @@
 
 #include "engine/analysis/summary.hpp"
 #include "engine/derive/categories.hpp"
+#include "engine/derive/derive_trace.hpp"
 #include "engine/derive/graphs.hpp"
 #include "engine/pipeline/load.hpp"
 #include "tests/support/realdata.hpp"
@@ -141,6 +142,65 @@ TEST(CompiledFixtures, RegionsTritonKernelsFallbacksAndGraphBreaks) {
   EXPECT_EQ(s.compiled.iterations_with_regions, 4);
   EXPECT_EQ(s.compiled.triton_kernels, 20);
   EXPECT_EQ(s.compiled.triton_time_ns, 4 * 52'000);
+}
+
+// The same figures from the model alone: derive_trace fills the graph facts before any store
+// exists, ops and kernels named by position in the model (checked through the model's own links).
+TEST(GraphModel, DerivedOnTheModelWithoutAStore) {
+  TraceModel m;
+  import_file(fixture_path("cuda_graph_captured.json.gz").string(), m, ImportOptions{});
+  derive_trace(m, DeriveOptions{});
+  const DerivedFacts& d = m.derived;
+  ASSERT_EQ(d.cuda_graphs.size(), 1u);
+  const CudaGraphFact& g = d.cuda_graphs[0];
+  EXPECT_EQ(g.replays, 8);
+  EXPECT_EQ(g.kernels_per_replay, 4);
+  EXPECT_EQ(g.gpu_time_ns, 8 * 53'000);
+  EXPECT_EQ(g.captured_ops, 4);
+  EXPECT_EQ(g.top_captured_op.value_or("<none>"), "aten::addmm");
+  EXPECT_FALSE(g.recorded);
+  ASSERT_EQ(d.graph_kernels.size(), 32u);
+  std::vector<std::string> replay3;
+  for (const auto& k : d.graph_kernels) {
+    EXPECT_EQ(k.graph_id, g.graph_id);
+    ASSERT_GE(k.launch_api, 0);
+    EXPECT_EQ(d.kernels[static_cast<size_t>(k.kernel)].api, k.launch_api);  // the kernel's own launch call
+    EXPECT_TRUE(is_graph_launch_name(m.strings.text(m.apis[static_cast<size_t>(k.launch_api)].name_id)));
+    ASSERT_GE(k.captured_op, 0);
+    if (k.replay == 3) replay3.push_back(std::to_string(k.node) + "=" + m.strings.text(d.ops[static_cast<size_t>(k.captured_op)].name_id));
+  }
+  EXPECT_EQ(replay3, (std::vector<std::string>{"0=aten::addmm", "1=aten::relu", "2=aten::addmm", "3=aten::_softmax"}));
+  // Deriving again replaces the rows rather than adding to them.
+  derive_graphs_compiled(m);
+  EXPECT_EQ(m.derived.graph_kernels.size(), 32u);
+  EXPECT_EQ(m.derived.cuda_graphs.size(), 1u);
+}
+
+TEST(CompiledModel, RegionsOnTheModelWithoutAStore) {
+  // compile_graph_break (see the top of this file): 2 regions per step x 4 steps, a graph break
+  // before every 1/0; per step 2 Triton kernels in 0/0, 3 in 1/0 and the aten::mm fallback in 0/0.
+  TraceModel m;
+  import_file(fixture_path("compile_graph_break.json.gz").string(), m, ImportOptions{});
+  derive_trace(m, DeriveOptions{});
+  const DerivedFacts& d = m.derived;
+  ASSERT_EQ(d.compiled_regions.size(), 8u);
+  int breaks = 0;
+  for (const auto& r : d.compiled_regions) {
+    EXPECT_EQ(m.strings.text(m.ranges[static_cast<size_t>(r.range)].name_id), r.name);  // the range it names
+    if (r.graph_break_before) {
+      ++breaks;
+      EXPECT_EQ(r.frame, "1/0");
+    }
+  }
+  EXPECT_EQ(breaks, 4);
+  int triton = 0, fallback = 0;
+  for (const auto& k : d.kernel_compiled) {
+    ASSERT_GE(k.region_range, 0);
+    if (!k.triton_kind.empty()) ++triton;
+    if (k.fallback) ++fallback;
+  }
+  EXPECT_EQ(triton, 4 * 5);
+  EXPECT_EQ(fallback, 4);
 }
 
 TEST(CompiledFixtures, SavedStoreKeepsRecordedGraphIdsAndDerivesAgain) {

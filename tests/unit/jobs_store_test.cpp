@@ -7,10 +7,15 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "engine/analysis/job_summary.hpp"
 #include "engine/common/error.hpp"
+#include "engine/derive/derive_trace.hpp"
+#include "engine/derive/jobs.hpp"
+#include "engine/model/model.hpp"
 #include "engine/pipeline/load.hpp"
 #include "engine/report/dlprof/reports.hpp"
 #include "engine/report/summary_report.hpp"
@@ -292,4 +297,77 @@ TEST(JobsStore, LuaRuleReadsTheCollectiveTables) {
   Store single = load({r0});
   auto alone = proflint::testing::run_rules(single, {proflint::testing::rule("slowest.lua", rule)});
   EXPECT_TRUE(proflint::testing::with_id(alone, "slowest-rank").empty());
+}
+
+// Jobs are derived from the fact models alone (no store exists yet): the 4 ranks of
+// fixtures/jobs/ddp4_compute_r2, each imported into its own model and derived, give the job its
+// truth.json describes. truth.json was written by the generator that laid down the events: 12
+// collectives, rank 2 late by 6 ms per step so it arrives last at all 12, and the clock offsets
+// (rank 0's clock minus rank r's); offsets are checked to 1 % of the median step, as
+// rank_straggler_test does. Ops and kernels are named by position in their rank's model: each
+// must be a collective host op and a communication kernel of that model.
+TEST(JobsModel, FourRanksFromTheirModelsAlone) {
+  const fs::path dir = proflint::testing::fixture_path("jobs/ddp4_compute_r2");
+  nlohmann::json truth = nlohmann::json::parse(std::ifstream(dir / "truth.json"));
+  std::vector<proflint::TraceModel> models(4);
+  std::vector<const proflint::TraceModel*> all;
+  for (int r = 0; r < 4; ++r) {
+    proflint::import_file((dir / ("rank" + std::to_string(r) + ".json.gz")).string(), models[r], {});
+    proflint::derive_trace(models[r], {});
+    all.push_back(&models[r]);
+  }
+  proflint::JobFacts facts = proflint::derive_jobs(all, {});
+  ASSERT_EQ(facts.jobs.size(), 1u);
+  const proflint::JobFact& job = facts.jobs[0];
+  EXPECT_EQ(job.source, "distributed_info");
+  EXPECT_EQ(job.ranks_present, 4);
+  EXPECT_TRUE(job.aligned);
+  ASSERT_EQ(job.ranks.size(), 4u);
+  const double tolerance = 0.01 * truth["median_step_ns"].get<double>();
+  for (size_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(job.ranks[r].rank, static_cast<int64_t>(r));
+    EXPECT_EQ(job.ranks[r].trace, r);  // the files' order: rank r is the r-th model
+    EXPECT_NEAR(static_cast<double>(job.ranks[r].clock_offset_ns), truth["clock_offset_ns"][r].get<double>(), tolerance);
+  }
+  EXPECT_EQ(job.instances.size(), truth["collectives"].get<size_t>());
+  std::vector<int64_t> last(4, 0);
+  for (const auto& inst : job.instances) ++last[static_cast<size_t>(inst.last_rank)];
+  EXPECT_EQ(last, truth["arrived_last"].get<std::vector<int64_t>>());
+  ASSERT_EQ(job.participations.size(), 4 * job.instances.size());
+  std::set<std::string> op_names;
+  for (const auto& p : job.participations) {
+    const proflint::TraceModel& m = models[p.trace];
+    EXPECT_EQ(p.trace, static_cast<size_t>(p.rank));
+    ASSERT_GE(p.kernel, 0);
+    ASSERT_LT(static_cast<size_t>(p.kernel), m.kernels.size());
+    EXPECT_EQ(m.derived.kernels[static_cast<size_t>(p.kernel)].category, "communication");
+    ASSERT_GE(p.op, 0);
+    ASSERT_LT(static_cast<size_t>(p.op), m.derived.ops.size());
+    op_names.insert(m.strings.text(m.derived.ops[static_cast<size_t>(p.op)].name_id));
+  }
+  for (const auto& name : op_names) EXPECT_TRUE(name == "record_param_comms" || name.starts_with("nccl:") || name.starts_with("c10d::")) << name;
+}
+
+// A saved store keeps the jobs it was saved with; asked to derive again (what --job-by does on
+// the command line) it groups its traces under the rule given.
+TEST(JobsStore, SavedStoreKeepsItsJobsUnlessDerivedAgain) {
+  TempDir dir;
+  std::string saved = dir.write("given.db", "");
+  fs::remove(saved);
+  {
+    Store given = load({fixture("sample_train.json.gz"), fixture("sample_amp.json.gz")}, "given");
+    given.save_as(saved);
+  }
+  LoadOptions as_saved;  // no derivation option: the store as it is
+  Store kept = proflint::load_inputs({saved}, as_saved);
+  EXPECT_EQ(text(kept, "SELECT source || ' ' || ranks_present FROM job"), "given_together 2");
+  LoadOptions again;
+  again.rederive = true;
+  again.derive.job_by = "auto";
+  Store regrouped = proflint::load_inputs({saved}, again);
+  EXPECT_EQ(text(regrouped, "SELECT group_concat(source || ranks_present, ',') FROM job"), "single1,single1");
+  // The re-derived store is the one a fresh load of the profiles under auto writes.
+  Store fresh = load({fixture("sample_train.json.gz"), fixture("sample_amp.json.gz")});
+  EXPECT_EQ(text(fresh, "SELECT group_concat(source || ranks_present || ':' || trace_id, ',') FROM job JOIN job_rank USING (job_id)"),
+            text(regrouped, "SELECT group_concat(source || ranks_present || ':' || trace_id, ',') FROM job JOIN job_rank USING (job_id)"));
 }

@@ -320,6 +320,45 @@ TEST(SampleAlignment, LocalClockTimesAgainstAnEpochTrace) {
   EXPECT_NE(rel.note.find("--sample-offset"), std::string::npos);
 }
 
+// A trace on a monotonic (Kineto with baseTimeNanoseconds) or session clock (nsys) that records
+// where its zero sits on the epoch: the log is aligned on the epoch and the offset brought back to
+// the trace's clock; an nsys export's recorded UTC offset is used before any search.
+TEST(SampleAlignment, AnchoredClocksArePlacedOnTheEpoch) {
+  const int64_t s = 1'000'000'000;
+  const int64_t base = 1'768'655'859'837'835'786;  // epoch ns of the trace clock's zero
+  const int64_t trace0 = 1'453'816 * s, trace1 = trace0 + 2 * s;  // monotonic: ~17 days of uptime
+  // A log in UTC over the trace's epoch time, from 3 s before to 10 s after.
+  const int64_t log0 = base + trace0 - 3 * s;
+  auto mono = align_samples(log0, log0 + 13 * s, "local_time", trace0, trace1, "monotonic", std::nullopt,
+                            ClockAnchor{base, std::nullopt});
+  EXPECT_TRUE(mono.aligned) << mono.note;
+  EXPECT_FALSE(mono.by_time_zone);
+  EXPECT_EQ(mono.offset_ns, -base);  // log time - base = trace time
+  EXPECT_EQ(mono.overlap_ns, 2 * s);
+  EXPECT_NE(mono.note.find("monotonic clock placed on UTC"), std::string::npos) << mono.note;
+  // The same log printed at UTC-07:00 (times 7 h early): found by the quarter-hour search.
+  auto west = align_samples(log0 - 7 * 3600 * s, log0 - 7 * 3600 * s + 13 * s, "local_time", trace0, trace1, "monotonic",
+                            std::nullopt, ClockAnchor{base, std::nullopt});
+  EXPECT_TRUE(west.aligned);
+  EXPECT_TRUE(west.by_time_zone);
+  EXPECT_EQ(west.offset_ns, 7 * 3600 * s - base);
+  // An nsys export that recorded its local time as UTC-07:00: the same shift, not assumed.
+  auto nsys = align_samples(log0 - 7 * 3600 * s, log0 - 7 * 3600 * s + 13 * s, "local_time", trace0, trace1, "session",
+                            std::nullopt, ClockAnchor{base, -7 * 3600 * s});
+  EXPECT_TRUE(nsys.aligned);
+  EXPECT_FALSE(nsys.by_time_zone);
+  EXPECT_EQ(nsys.offset_ns, 7 * 3600 * s - base);
+  EXPECT_NE(nsys.note.find("capture's local time UTC-07:00"), std::string::npos) << nsys.note;
+  // Without an anchor a session clock still needs --sample-offset.
+  auto bare = align_samples(log0, log0 + 13 * s, "local_time", trace0, trace1, "session", std::nullopt);
+  EXPECT_FALSE(bare.aligned);
+  EXPECT_NE(bare.note.find("--sample-offset"), std::string::npos);
+  // A given offset wins over the anchor.
+  auto given = align_samples(log0, log0 + 13 * s, "local_time", trace0, trace1, "monotonic", -base - s,
+                             ClockAnchor{base, std::nullopt});
+  EXPECT_EQ(given.offset_ns, -base - s);
+}
+
 TEST(SampleAlignment, AttachMovesSeriesAndSaysHow) {
   TraceModel trace, log;
   log.info.path = "gpu.csv";

@@ -124,7 +124,7 @@ class KinetoSink final : public kineto::ScanHandler {
     static constexpr std::string_view wanted[] = {
         "schemaVersion",    "deviceProperties",  "computeProperties",  "distributedInfo",  "displayTimeUnit",
         "host_name",        "hostname",          "cupti_version",      "cuda_runtime_version", "cuda_driver_version",
-        "roctracer_version", "hip_runtime_version", "hip_driver_version",
+        "roctracer_version", "hip_runtime_version", "hip_driver_version", "baseTimeNanoseconds",
     };
     return std::find(std::begin(wanted), std::end(wanted), key) != std::end(wanted);
   }
@@ -147,6 +147,12 @@ class KinetoSink final : public kineto::ScanHandler {
       writer_.set_rank(rank, world, backend);
     } else if (key == "host_name" || key == "hostname") {
       if (j.is_string()) writer_.set_metadata("host_name", j.get<std::string>());
+    } else if (key == "baseTimeNanoseconds") {
+      // Recent PyTorch writes ts on a clock whose zero is this epoch instant (ns), so that
+      // base + ts is Unix time: it places the trace for logs with wall-clock times.
+      if (j.is_number_integer() && j.get<int64_t>() > 0) writer_.set_epoch_base(j.get<int64_t>());
+      else if (j.is_number_unsigned() && j.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX))
+        writer_.set_epoch_base(static_cast<int64_t>(j.get<uint64_t>()));
     } else if (key == "displayTimeUnit") {
       // Display hint only: ts/dur stay in µs whatever it says ("ns" in some HTA traces).
     } else if (auto version = scalar_text(j)) {
