@@ -73,8 +73,9 @@ class IoBoundInput final : public Detector {
 
     std::string named;
     for (size_t i = 0; i < calls.size() && i < static_cast<size_t>(top_); ++i)
-      named += fmt::format("{}`{}` {} ({} call{})", i ? ", " : "", calls[i].name, format_ns(calls[i].gpu_idle_ns),
-                           calls[i].calls, calls[i].calls == 1 ? "" : "s");
+      named += fmt::format("{}`{}` {} ({} call{}{})", i ? ", " : "", calls[i].name, format_ns(calls[i].gpu_idle_ns),
+                           calls[i].calls, calls[i].calls == 1 ? "" : "s",
+                           calls[i].caller.empty() ? "" : ", from `" + calls[i].caller + "`");
     // Name the launching thread that was blocked longest (usually the only one).
     auto most = std::max_element(waits.blocked_by_thread.begin(), waits.blocked_by_thread.end(),
                                  [](const auto& a, const auto& b) { return a.second < b.second; });
@@ -111,6 +112,8 @@ class IoBoundInput final : public Detector {
                       {"calls", calls[i].calls},
                       {"gpu_idle_ns", calls[i].gpu_idle_ns},
                       {"example_os_call_id", calls[i].example}});
+    for (size_t i = 0; i < calls.size() && i < 10; ++i)
+      if (!calls[i].caller.empty()) list[i]["caller"] = calls[i].caller;
     f.evidence["calls"] = list;
     sink.report(std::move(f));
   }

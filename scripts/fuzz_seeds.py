@@ -126,9 +126,22 @@ def main():
             path = os.path.join(tmp, name + '.nsys.sqlite')
             gen_profile(['--format', 'nsys', *args], path)
             nsys_sources.append(path)
+        # Host and GPU sampling tables in one export (OSRT_API, COMPOSITE_EVENTS + SAMPLING_CALLCHAINS,
+        # GPU_METRICS + TARGET_INFO_GPU_METRICS), and a rank export whose process sees its GPU as
+        # device 0 (TARGET_INFO_CUDA_DEVICE) with every GPU's metrics.
+        host_metrics = os.path.join(tmp, 'gen_host_metrics.nsys.sqlite')
+        subprocess.run([sys.executable, os.path.join(ROOT, 'scripts/gen_profile.py'), 'host-activity', '--kind', 'cpu',
+                        '--steps', '2', '-q', '-o', host_metrics], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([sys.executable, os.path.join(ROOT, 'scripts/gen_profile.py'), 'gpu-metrics', '-q',
+                        '--period-us', '500', host_metrics], check=True, stdout=subprocess.DEVNULL)
+        nsys_sources.append(host_metrics)
+        nsys_sources.append(os.path.join(ROOT, 'fixtures', 'jobs', 'nsys_per_rank_cvd', 'rank1.sqlite'))
         nsys_seeds = []
         for src in nsys_sources:
-            path = os.path.join(out, 'nsys', os.path.basename(src).split('.')[0] + '.sqlite')
+            base = os.path.basename(src).split('.')[0]
+            if base.startswith('rank'):  # a job's rank export: name it by its job folder
+                base = os.path.basename(os.path.dirname(src)) + '_' + base
+            path = os.path.join(out, 'nsys', base + '.sqlite')
             shrink_sqlite(src, path)
             nsys_seeds.append(path)
 

@@ -382,6 +382,26 @@ def host_activity_main(argv):
     return 0
 
 
+def gpu_metrics_main(argv):
+    """gen_profile.py gpu-metrics [--period-us N] [--tensor-pct P] EXPORT.sqlite
+
+    Adds GPU metrics sampling (GPU_METRICS + TARGET_INFO_GPU_METRICS) to an nsys export written by
+    gen_profile.py --format nsys, in place; each GPU's samples follow its own kernels and copies
+    (genprof/gpumetrics.py says how)."""
+    from genprof import gpumetrics
+    p = argparse.ArgumentParser(prog="gen_profile.py gpu-metrics", description=gpu_metrics_main.__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("export")
+    p.add_argument("--period-us", type=int, default=10_000)
+    p.add_argument("--tensor-pct", type=int, default=5)
+    p.add_argument("-q", "--quiet", action="store_true")
+    a = p.parse_args(argv)
+    n = gpumetrics.add(a.export, a.period_us, a.tensor_pct)
+    if not a.quiet:
+        sys.stderr.write("gen_profile: gpu metrics -> %s: %d rows added\n" % (a.export, n))
+    return 0
+
+
 def graphs_main(argv):
     """`gen_profile.py graphs NAME -o FILE`: CUDA graph and torch.compile scenarios (genprof/graph_scenarios.py)."""
     from genprof import graph_scenarios
@@ -409,6 +429,8 @@ if __name__ == "__main__":
         sys.exit(source_scenario_main(sys.argv[2:]))
     if sys.argv[1:2] == ["host-activity"]:
         sys.exit(host_activity_main(sys.argv[2:]))
+    if sys.argv[1:2] == ["gpu-metrics"]:
+        sys.exit(gpu_metrics_main(sys.argv[2:]))
     if len(sys.argv) > 1 and sys.argv[1] == "graphs":
         sys.exit(graphs_main(sys.argv[2:]))
     sys.exit(main())

@@ -43,9 +43,11 @@ HostWaits host_waits(const Facts& facts, int64_t trace_id, int64_t device_id, co
   out.idle = device_idle(facts, trace_id, device_id, steady, keys);
   std::map<std::string, OsWaitTotal> by_name;
   SQLite::Statement q(facts.db(),
-                      "SELECT id, start_ns, end_ns, name, category FROM os_call WHERE trace_id = ? AND pid = ? AND "
-                      "tid = ? AND category IN ('io', 'wait', 'sleep') AND coalesce(nesting_level, 0) = 0 AND "
-                      "end_ns > ? AND start_ns < ? ORDER BY start_ns, id");
+                      "SELECT o.id, o.start_ns, o.end_ns, o.name, o.category, c.caller FROM os_call o LEFT JOIN "
+                      "os_call_caller c ON c.id = o.id WHERE o.trace_id = ? AND o.pid = ? AND o.tid = ? AND "
+                      "o.category IN ('io', 'wait', 'sleep') AND coalesce(o.nesting_level, 0) = 0 AND o.end_ns > ? AND "
+                      "o.start_ns < ? ORDER BY o.start_ns, o.id");
+  std::map<std::string, std::map<std::string, int64_t>> caller_ns;  // call name -> caller -> GPU-idle ns
   for (const HostThread& t : out.idle.launchers) {
     auto api = api_time_of(facts, trace_id, t);
     q.reset();
@@ -69,6 +71,7 @@ HostWaits host_waits(const Facts& facts, int64_t trace_id, int64_t device_id, co
         c.longest = ns;
         c.example = q.getColumn(0).getInt64();
       }
+      if (!q.getColumn(5).isNull()) caller_ns[name][q.getColumn(5).getString()] += ns;
       out.blocked.insert(out.blocked.end(), waiting.begin(), waiting.end());
       auto& by_category = out.blocked_by_category[c.category];
       by_category.insert(by_category.end(), waiting.begin(), waiting.end());
@@ -77,7 +80,16 @@ HostWaits host_waits(const Facts& facts, int64_t trace_id, int64_t device_id, co
   }
   out.blocked = union_intervals(std::move(out.blocked));
   for (auto& [category, pieces] : out.blocked_by_category) pieces = union_intervals(std::move(pieces));
-  for (auto& [name, c] : by_name) out.calls.push_back(std::move(c));
+  for (auto& [name, c] : by_name) {
+    // The code that made most of this call's GPU-idle time (ties: the first name).
+    int64_t best = 0;
+    for (const auto& [caller, ns] : caller_ns[name])
+      if (ns > best) {
+        best = ns;
+        c.caller = caller;
+      }
+    out.calls.push_back(std::move(c));
+  }
   std::sort(out.calls.begin(), out.calls.end(), [](const OsWaitTotal& a, const OsWaitTotal& b) {
     return a.gpu_idle_ns != b.gpu_idle_ns ? a.gpu_idle_ns > b.gpu_idle_ns : a.name < b.name;
   });

@@ -46,6 +46,7 @@ struct OsWaitTotal {
   int64_t gpu_idle_ns = 0;     // GPU-idle time inside them, outside the thread's CUDA calls
   int64_t example = -1;        // os_call.id of the call with the most such time
   int64_t longest = 0;
+  std::string caller;          // os_call_caller.caller behind most of that time; empty: no backtrace
 };
 
 struct HostWaits {

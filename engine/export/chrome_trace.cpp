@@ -323,12 +323,19 @@ class ChromeExporter {
     }
   }
 
-  // Sampled metrics as counter tracks of the rank's process.
+  // Sampled metrics as counter tracks of the rank's process: importer counters, then the export's
+  // own GPU metrics (nsys GPU_METRICS, stored as sample series: schema/0010_nsys_samples_callers.sql).
   void counters(const Process& p) {
     if (!first_view_of_trace(p)) return;
-    SQLite::Statement q(store_.db(),
-                        "SELECT c.device_id, c.ts_ns, s.value, c.value FROM _counter c JOIN string s ON s.id = c.name_id "
-                        "WHERE c.trace_id = ? AND c.value IS NOT NULL ORDER BY c.rowid");
+    for (const char* sql : {"SELECT c.device_id, c.ts_ns, s.value, c.value FROM _counter c JOIN string s ON s.id = c.name_id "
+                            "WHERE c.trace_id = ? AND c.value IS NOT NULL ORDER BY c.rowid",
+                            "SELECT device_id, ts_ns, metric, value FROM sample WHERE trace_id = ? AND "
+                            "format = 'nsys-gpu-metrics' ORDER BY series_id, ts_ns"})
+      counter_rows(p, sql);
+  }
+
+  void counter_rows(const Process& p, const char* sql) {
+    SQLite::Statement q(store_.db(), sql);
     q.bind(1, p.view.trace_id);
     while (q.executeStep()) {
       JsonText& t = w_.begin();

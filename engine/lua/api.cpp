@@ -795,6 +795,7 @@ int ctx_host_waits(lua_State* L) {
     set_int(L, "calls", calls[i].calls);
     set_int(L, "gpu_idle_ns", calls[i].gpu_idle_ns);
     set_int(L, "example_os_call_id", calls[i].example);
+    if (!calls[i].caller.empty()) set_str(L, "caller", calls[i].caller);
     lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
   }
   lua_setfield(L, -2, "calls");

@@ -116,6 +116,7 @@ struct SyncFact {
 struct OsCallFact {  // _os_call
   int64_t pid = kNone, tid = kNone, start_ns = 0, dur_ns = 0, name_id = 0;
   int64_t return_value = kNone, nesting_level = kNone;
+  int64_t caller_id = kNone;  // string id (schema/0010)
 };
 struct CpuSampleFact {  // _cpu_sample; its frames are cpu_frames[first_frame, first_frame + frame_count)
   int64_t pid = kNone, tid = kNone, ts_ns = 0, cpu = kNone;

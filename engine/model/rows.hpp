@@ -114,6 +114,7 @@ struct OsCallRow {
   int64_t start_ns = 0, dur_ns = 0;
   std::string_view name;  // 'read', 'pthread_cond_timedwait', ...
   opt_i64 return_value, nesting_level;
+  std::string_view caller;  // nearest calling function outside the C runtime libraries; empty: no backtrace
 };
 
 // One frame of a sampled call chain; the sink copies the texts.

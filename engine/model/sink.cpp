@@ -274,7 +274,8 @@ bool FactSink::add_os_call(const OsCallRow& r) {
   ++rows_;
   model_.os_calls.push_back({or_none(r.pid), or_none(r.tid), r.start_ns, std::max<int64_t>(r.dur_ns, 0),
                              intern(bounded_name(r.name, "os_call")), or_none(r.return_value),
-                             or_none(r.nesting_level)});
+                             or_none(r.nesting_level),
+                             r.caller.empty() ? kNone : intern(bounded_name(r.caller, "os_call"))});
   return true;
 }
 

@@ -180,8 +180,8 @@ struct Writer {
                       "startup_evidence, kernel_tc_ns, kernel_other_ns, communication_ns, memcpy_ns, memset_ns, runtime_ns, "
                       "dataloader_ns, cpu_ns, idle_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
         undescribed_ins(h, "INSERT OR IGNORE INTO device(trace_id, device_id, has_activity) VALUES (?, ?, 1)"),
-        os_call_ins(h, "INSERT INTO _os_call(id, trace_id, pid, tid, start_ns, dur_ns, name_id, return_value, nesting_level) "
-                       "VALUES (?,?,?,?,?,?,?,?,?)"),
+        os_call_ins(h, "INSERT INTO _os_call(id, trace_id, pid, tid, start_ns, dur_ns, name_id, return_value, nesting_level, "
+                       "caller_id) VALUES (?,?,?,?,?,?,?,?,?,?)"),
         cpu_sample_ins(h, "INSERT INTO _cpu_sample(id, trace_id, pid, tid, ts_ns, cpu, leaf_id) VALUES (?,?,?,?,?,?,?)"),
         cpu_frame_ins(h, "INSERT INTO _cpu_frame(sample_id, trace_id, depth, name_id, module_id) VALUES (?,?,?,?,?)"),
         graph_node_ins(h, "INSERT INTO kernel_graph_node(kernel_id, trace_id, graph_id, graph_node_id) VALUES (?,?,?,?)"),
@@ -346,7 +346,7 @@ struct Writer {
     for (size_t i = 0; i < m.os_calls.size(); ++i) {
       const OsCallFact& o = m.os_calls[i];
       os_call_ins.i64(b.os_call + static_cast<int64_t>(i)).i64(t).i64(o.pid).i64(o.tid).i64(o.start_ns).i64(o.dur_ns)
-          .i64(sid(b, o.name_id)).i64(o.return_value).i64(o.nesting_level).run();
+          .i64(sid(b, o.name_id)).i64(o.return_value).i64(o.nesting_level).i64(sid(b, o.caller_id)).run();
     }
     for (size_t i = 0; i < m.cpu_samples.size(); ++i) {
       const CpuSampleFact& c = m.cpu_samples[i];
@@ -758,9 +758,11 @@ std::vector<TraceModel> load_model(Store& store, std::vector<bool>* was_derived)
   }
   {
     Stmt q(h,
-           "SELECT trace_id, pid, tid, start_ns, dur_ns, name_id, return_value, nesting_level FROM _os_call ORDER BY id");
+           "SELECT trace_id, pid, tid, start_ns, dur_ns, name_id, return_value, nesting_level, caller_id FROM _os_call "
+           "ORDER BY id");
     while (q.step())
-      model_of(q.col(0)).os_calls.push_back({q.col(1), q.col(2), q.col(3), q.col(4), sid(q.col(5)), q.col(6), q.col(7)});
+      model_of(q.col(0)).os_calls.push_back(
+          {q.col(1), q.col(2), q.col(3), q.col(4), sid(q.col(5)), q.col(6), q.col(7), sid(q.col(8))});
   }
   {
     // Frames come ordered by sample and depth, so each sample's frames are contiguous.

@@ -14,7 +14,8 @@ known by construction:
         a thread that launches nothing.
 Every kind also writes the rows a real export has that no detector may count: the two OSRT
 'profiling started/finished' markers (eventClass 31/32), a worker thread blocked in
-pthread_cond_timedwait, ioctl calls inside cudaStreamSynchronize.
+pthread_cond_timedwait, ioctl calls inside cudaStreamSynchronize. Reads, opens and the worker's wait
+carry OS call backtraces (OSRT_CALLCHAINS, OSRT_CHAINS below); the ioctl calls have none.
 """
 
 import sqlite3
@@ -67,6 +68,20 @@ COPY = [("__memmove_avx_unaligned_erms", "/usr/lib/x86_64-linux-gnu/libc.so.6"),
 LAUNCH = [("cudaLaunchKernel", "/usr/local/cuda/lib64/libcudart.so.12"),
           ("at::native::addmm_out_cuda_impl", "/opt/torch/lib/libtorch_cuda.so"), PY, PY]
 INTERP = [PY, PY, PY]
+
+# OS call backtraces (OSRT_CALLCHAINS), innermost (the called function) first: (function, module);
+# None marks an address nsys could not resolve. The caller proflint names is the first resolved
+# frame above the call outside the C runtime libraries: ShardReader::next_record for the reads,
+# _io_FileIO___init__ for the opens, none for the worker's wait.
+LIBC = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+SHARDS = "/opt/venv/lib/python3.11/site-packages/shardio/_reader.cpython-311-x86_64-linux-gnu.so"
+OSRT_CHAINS = {
+    "read": [("__libc_read", LIBC), ("ShardReader::next_record()", SHARDS), ("ShardReader::fill(unsigned long)", SHARDS),
+             PY, PY],
+    "open64": [("__libc_open64", LIBC), ("_io_FileIO___init__", PY[1]), PY, PY],
+    "pthread_cond_timedwait": [("pthread_cond_timedwait@@GLIBC_2.3.2", LIBC), None, ("start_thread", LIBC),
+                               ("__clone3", LIBC)],
+}
 
 
 def _union(iv):
@@ -141,29 +156,41 @@ def add(path, kind):
     # Every kind: the driver's waits inside synchronizations, a worker thread's timed wait.
     for s, e in syncs:
         osrt.append((s + 2_000, max(s + 3_000, e - 2_000), 27, main_gtid, st.id("ioctl"), 0, 0, None))
-    osrt.append((first, last, 27, worker_gtid, st.id("pthread_cond_timedwait"), 0, 0, None))
+    chain_id = {name: i + 1 for i, name in enumerate(sorted(OSRT_CHAINS))}
+    osrt.append((first, last, 27, worker_gtid, st.id("pthread_cond_timedwait"), 0, 0,
+                 chain_id["pthread_cond_timedwait"]))
     if kind == "io":
         for s, e in host_free_in_gaps:
             if e - s < 20_000:
                 continue
-            osrt.append((s + 1_000, s + 6_000, 27, main_gtid, st.id("open64"), 3, 0, None))
+            osrt.append((s + 1_000, s + 6_000, 27, main_gtid, st.id("open64"), 3, 0, chain_id["open64"]))
             t, n = s + 8_000, 0
             while t + 4_000 < e - 2_000:
                 d = min(60_000, e - 2_000 - t)
-                osrt.append((t, t + d, 27, main_gtid, st.id("read"), 65536, 0, None))
+                osrt.append((t, t + d, 27, main_gtid, st.id("read"), 65536, 0, chain_id["read"]))
                 t += d + 1_000
                 n += 1
     elif kind == "quiet":
         # Reads while the GPU is busy (prefetched input): no GPU-idle time inside them.
         for s, e in _subtract(_subtract(busy, api), []):
             if e - s > 30_000:
-                osrt.append((s + 2_000, s + 12_000, 27, main_gtid, st.id("read"), 65536, 0, None))
+                osrt.append((s + 2_000, s + 12_000, 27, main_gtid, st.id("read"), 65536, 0, chain_id["read"]))
         for s, e in syncs:  # poll inside a synchronization: the driver's, not the program's
             osrt.append((s + 1_000, s + 1_500, 27, main_gtid, st.id("poll"), 1, 1, None))
     osrt.sort()
     db.execute(OSRT_DDL)
     db.executemany("INSERT INTO OSRT_API VALUES (?,?,?,?,?,?,?,?)", osrt)
-    db.execute(OSRT_CALLCHAINS_DDL)  # present and empty, as in exports without OS runtime backtraces
+    db.execute(OSRT_CALLCHAINS_DDL)
+    frames = []
+    for name, chain in sorted(OSRT_CHAINS.items()):
+        for depth, frame in enumerate(chain):
+            if frame is None:
+                frames.append((chain_id[name], st.id("0x7f3a2c41d11e"), st.id("[Unknown]"), 0, 0, 1, 0,
+                               0x7f3a2c41d11e, 7, depth))
+            else:
+                frames.append((chain_id[name], st.id(frame[0]), st.id(frame[1]), 0, 0, 0, 0,
+                               0x7f0000100000 + 64 * depth + chain_id[name], 7, depth))
+    db.executemany("INSERT INTO OSRT_CALLCHAINS VALUES (?,?,?,?,?,?,?,?,?,?)", frames)
 
     # CPU samples of the main thread every 50 us over the GPU window (nsys --sampling-frequency
     # raised), with the chain by where the sample falls.

@@ -24,3 +24,14 @@ python3 scripts/gen_profile.py --format nsys --gpus 2 --steps 6 --model mlp --se
 mkdir -p fixtures/jobs/nsys_per_rank
 python3 scripts/genprof/nsys_split.py "$tmp/job.sqlite" fixtures/jobs/nsys_per_rank/rank --shift-ms 1500 --launcher slurm >/dev/null
 rm -rf "$tmp"
+# The same with CUDA_VISIBLE_DEVICES per rank (the usual srun --gpus-per-task / torchrun setup) on a
+# node of 4 GPUs: every rank calls its GPU device 0, each export lists the node's 4 GPUs and its
+# TARGET_INFO_CUDA_DEVICE row says which GPU the rank's device 0 is (rank r: GPU r). GPUs 2 and 3
+# are used by no rank. GPU metrics of all 4 GPUs are sampled every 0.5 ms (each export has them all).
+tmp=$(mktemp -d)
+python3 scripts/gen_profile.py --format nsys --gpus 2 --visible-gpus 4 --device-ids per-process --steps 6 --model mlp \
+  --seed nsys-per-rank-cvd --quiet -o "$tmp/job.sqlite"
+python3 scripts/gen_profile.py gpu-metrics -q --period-us 500 "$tmp/job.sqlite"
+mkdir -p fixtures/jobs/nsys_per_rank_cvd
+python3 scripts/genprof/nsys_split.py "$tmp/job.sqlite" fixtures/jobs/nsys_per_rank_cvd/rank --shift-ms 800 --launcher torch >/dev/null
+rm -rf "$tmp"

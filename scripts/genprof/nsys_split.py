@@ -51,6 +51,10 @@ def main(argv=None):
                 db.execute("DELETE FROM %s WHERE globalPid IS NOT NULL AND globalPid >> 24 != ?" % t, (proc,))
             elif "globalTid" in cols:
                 db.execute("DELETE FROM %s WHERE globalTid IS NOT NULL AND globalTid >> 24 != ?" % t, (proc,))
+            elif t.startswith("TARGET_INFO_") and ("pid" in cols or "processId" in cols):
+                # Per-process target rows (CUDA device identity, streams) name the process by its plain pid.
+                c = "pid" if "pid" in cols else "processId"
+                db.execute('DELETE FROM %s WHERE "%s" IS NOT NULL AND "%s" != (? & 16777215)' % (t, c, c), (proc,))
         shift = int(round(rank * a.shift_ms * 1e6))
         shifts[rank] = shift
         if shift:

@@ -45,6 +45,11 @@ TEST(IoBoundInput, NamesTheReadsThatKeepTheGpuIdle) {
   EXPECT_EQ(e["calls"][1]["name"], "open64");
   EXPECT_EQ(e["calls"][1]["calls"].get<int64_t>(), 6);
   EXPECT_EQ(e["calls"][1]["gpu_idle_ns"].get<int64_t>(), 30000);
+  // Their backtraces (OSRT_CALLCHAINS chain 3 for read, 1 for open64, genprof/host.py): the first
+  // frame above the libc function is the caller; the worker's wait (chain 2) has none and counts nothing.
+  EXPECT_EQ(e["calls"][0]["caller"], "ShardReader::next_record()");
+  EXPECT_EQ(e["calls"][1]["caller"], "_io_FileIO___init__");
+  EXPECT_NE(f[0].problem.find("(66 calls, from `ShardReader::next_record()`)"), std::string::npos) << f[0].problem;
   EXPECT_EQ(e["launching_threads"].size(), 2u);  // the main thread and the autograd thread
   EXPECT_EQ(f[0].estimated_savings_ns, static_cast<int64_t>(0.8 * 3887557));
   // GPU-idle time, not host time: the claims are idle-gap keys and add up to the estimate.

@@ -1,4 +1,4 @@
--- user_version 9
+-- user_version 10
 -- index cpu_sample_by_time
 CREATE INDEX cpu_sample_by_time ON _cpu_sample(trace_id, ts_ns);
 
@@ -157,7 +157,7 @@ CREATE TABLE _os_call (
   name_id        INTEGER NOT NULL,  -- function name as recorded ('read', 'pthread_cond_timedwait', 'poll')
   return_value   INTEGER,           -- as recorded (nsys writes 0 for most calls)
   nesting_level  INTEGER            -- 0 for a call made by the program, >0 for one made inside another traced call
-);
+, caller_id INTEGER);
 
 -- table _range
 CREATE TABLE _range (
@@ -546,7 +546,11 @@ CREATE VIEW collective_rank_summary AS
 
 -- view counter
 CREATE VIEW counter AS
-  SELECT c.trace_id, c.device_id, c.ts_ns, s.value AS name, c.value FROM _counter c JOIN string s ON s.id = c.name_id;
+  SELECT c.trace_id, c.device_id, c.ts_ns, s.value AS name, c.value FROM _counter c JOIN string s ON s.id = c.name_id
+  UNION ALL
+  SELECT s.trace_id, s.device_id, p.ts_ns, s.metric AS name, p.value
+  FROM sample_point p JOIN sample_series s ON s.series_id = p.series_id
+  WHERE s.format = 'nsys-gpu-metrics';
 
 -- view cpu_frame
 CREATE VIEW cpu_frame AS
@@ -622,6 +626,10 @@ CREATE VIEW os_call AS
          END AS category,
          o.return_value, o.nesting_level
   FROM _os_call o JOIN string s ON s.id = o.name_id;
+
+-- view os_call_caller
+CREATE VIEW os_call_caller AS
+  SELECT o.id, o.trace_id, s.value AS caller FROM _os_call o JOIN string s ON s.id = o.caller_id;
 
 -- view range
 CREATE VIEW range AS

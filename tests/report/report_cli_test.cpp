@@ -194,7 +194,10 @@ TEST(ReportCli, StoreFromSchemaVersion1IsUpgradedInMemory) {
   ASSERT_EQ(run_proflint("ingest " + fixture() + " --db " + shell_quote(db_path.string())).exit_code, 0);
   {
     SQLite::Database db(db_path.string(), SQLite::OPEN_READWRITE);
-    // Undo schema 6 (samples: its tables, view and index)
+    // Undo schema 10 (the counter view over nsys GPU metrics, OS call callers), then schema 6
+    // (samples: its tables, view and index)
+    db.exec("DROP VIEW counter; CREATE VIEW counter AS SELECT c.trace_id, c.device_id, c.ts_ns, s.value AS name, c.value "
+            "FROM _counter c JOIN string s ON s.id = c.name_id; DROP VIEW os_call_caller");
     db.exec("DROP VIEW sample; DROP TABLE sample_point; DROP TABLE sample_series; DROP TABLE operator_timing");
     // Undo schema 9 (graphs and compiled regions), schema 8 (source attribution), schema 7 (host activity), schema 5 (jobs), schema 4 (kernel.tc_eligible_op_id; its migration recreates the kernel
     // view, so the placeholder view only has to exist), schema 3 (steady state, workload) and schema 2.

@@ -193,5 +193,31 @@ TEST(NsysDecode, ImmutableUriEscapesReservedCharacters) {
   EXPECT_EQ(immutable_sqlite_uri("/x/100%.sqlite"), "file:/x/100%25.sqlite?immutable=1");
 }
 
+// The spellings seen for one GPU: TARGET_INFO_GPU.uuid is bare lower case (nsys2026_small), the
+// per-process table may carry nvidia-smi's 'GPU-' prefix; nsys 2026.1 writes '' when it has none.
+TEST(NsysDecode, GpuUuidKeys) {
+  EXPECT_EQ(gpu_uuid_key("554a6988-03dd-6206-3dd1-f43fb60a3ed0"), "554a6988-03dd-6206-3dd1-f43fb60a3ed0");
+  EXPECT_EQ(gpu_uuid_key("GPU-554A6988-03DD-6206-3DD1-F43FB60A3ED0"), "554a6988-03dd-6206-3dd1-f43fb60a3ed0");
+  EXPECT_EQ(gpu_uuid_key(""), "");
+  EXPECT_EQ(gpu_uuid_key("GPU-"), "");
+  EXPECT_EQ(gpu_uuid_key("<unknown>"), "");
+  EXPECT_EQ(gpu_uuid_key("---"), "");
+}
+
+// Bus ids: busLocation '0000:2D:00.0' (nsys2020_cudf), pciBusId with an 8-digit domain, no domain,
+// lower case; '<UNKNOWN_BUS_ID>' (nsys2020_cudf's TARGET_INFO_CUDA_GPU) and junk give no key.
+TEST(NsysDecode, PciBusKeys) {
+  EXPECT_EQ(pci_bus_key("0000:2D:00.0"), "0:2d:0.0");
+  EXPECT_EQ(pci_bus_key("00000000:2d:00.0"), "0:2d:0.0");
+  EXPECT_EQ(pci_bus_key("2d:00.0"), "0:2d:0.0");
+  EXPECT_EQ(pci_bus_key("0001:15:00.1"), "1:15:0.1");
+  EXPECT_NE(pci_bus_key("0000:15:00.0"), pci_bus_key("0000:2D:00.0"));
+  EXPECT_EQ(pci_bus_key("<UNKNOWN_BUS_ID>"), "");
+  EXPECT_EQ(pci_bus_key(""), "");
+  EXPECT_EQ(pci_bus_key("0000:2D:00"), "");
+  EXPECT_EQ(pci_bus_key("0000:zz:00.0"), "");
+  EXPECT_EQ(pci_bus_key("0:0:0:0.0"), "");
+}
+
 }  // namespace
 }  // namespace proflint::nsys

@@ -483,12 +483,15 @@ TEST_F(NsysImport, GpuMemoryUsageAndGpuMetrics) {
                  " ORDER BY device_id, ts_ns"),
             (std::vector<std::string>{"0|100|100|100|NULL", "0|200|150|50|NULL", "0|300|50|-100|NULL", "1|150|7|7|NULL"}));
   EXPECT_EQ(issue_count("unknown_memory_operation"), 1);
+  // Stored once (issue 17): as sample series only, nothing in _counter; the counter view still
+  // shows them, under the series' names.
+  EXPECT_EQ(one("SELECT count(*) FROM _counter"), "0");
   EXPECT_EQ(rows("SELECT device_id, ts_ns, name, value FROM counter ORDER BY ts_ns, device_id"),
-            (std::vector<std::string>{"0|1000|SMs Active [Throughput %]|42.0", "1|1000|SMs Active [Throughput %]|7.0",
-                                      "0|2000|DRAM Read Bandwidth [Throughput %]|13.0", "0|3000|metric 77|1.0"}));
+            (std::vector<std::string>{"0|1000|sm_active|42.0", "1|1000|sm_active|7.0", "0|2000|dram_read|13.0",
+                                      "0|3000|metric 77|1.0"}));
   EXPECT_EQ(issue_count("gpu_metric_without_name"), 1);
-  // The same rows as sample series under canonical names (docs/samples.md, "nsys GPU metrics"); a
-  // metric without a name keeps the importer's "metric N".
+  // The sample series under canonical names (docs/samples.md, "nsys GPU metrics"); a metric without
+  // a name keeps the importer's "metric N".
   EXPECT_EQ(rows("SELECT device_id, metric, unit, ts_ns, value, format FROM sample ORDER BY ts_ns, device_id"),
             (std::vector<std::string>{"0|sm_active|%|1000|42.0|nsys-gpu-metrics", "1|sm_active|%|1000|7.0|nsys-gpu-metrics",
                                       "0|dram_read|%|2000|13.0|nsys-gpu-metrics", "0|metric 77||3000|1.0|nsys-gpu-metrics"}));
@@ -672,21 +675,106 @@ TEST_F(NsysImport, ProcessesCallingDifferentGpusDevice0AreMappedToThePhysicalGpu
   EXPECT_EQ(one("SELECT count(*) FROM import_issue"), "0");
 }
 
-TEST_F(NsysImport, Schema2020MapsProcessDevicesByPciBusId) {
+// nsys 2020.3 GPU tables: two GPUs by bus location, and each process's device 0 with the bus id
+// the process's CUDA reported for it.
+static std::string gpu_tables_2020(const std::string& bus_of_111, const std::string& bus_of_112) {
   std::ostringstream gpus;
   gpus << "CREATE TABLE TARGET_INFO_GPU (vmId, deviceId, name, busLocation, isDiscrete);"
        << "INSERT INTO TARGET_INFO_GPU VALUES (" << kVm << ", 0, 'Quadro RTX 8000', '0000:15:00.0', 1),"
           " (" << kVm << ", 1, 'Quadro RTX 8000', '0000:2D:00.0', 1);"
        << "CREATE TABLE TARGET_INFO_CUDA_GPU (vmId, name, pciBusId, numMultiprocessors, computeCapabilityMajor,"
           " computeCapabilityMinor, deviceId, pid);"
-       << "INSERT INTO TARGET_INFO_CUDA_GPU VALUES (" << kVm << ", 'Quadro RTX 8000', '0000:15:00.0', 72, 7, 5, 0, 111),"
-          " (" << kVm << ", 'Quadro RTX 8000', '0000:2D:00.0', 72, 7, 5, 0, 112);";
-  import(make_db("per_process_2020.sqlite", two_processes_on_device_0(gpus.str())));
+       << "INSERT INTO TARGET_INFO_CUDA_GPU VALUES (" << kVm << ", 'Quadro RTX 8000', '" << bus_of_111
+       << "', 72, 7, 5, 0, 111), (" << kVm << ", 'Quadro RTX 8000', '" << bus_of_112 << "', 72, 7, 5, 0, 112);";
+  return gpus.str();
+}
+
+TEST_F(NsysImport, Schema2020MapsProcessDevicesByPciBusId) {
+  import(make_db("per_process_2020.sqlite", two_processes_on_device_0(gpu_tables_2020("0000:15:00.0", "0000:2D:00.0"))));
   EXPECT_EQ(rows("SELECT device_id, compute_major, sm_count FROM device ORDER BY 1"),
             (std::vector<std::string>{"0|7|72", "1|7|72"}));
   EXPECT_EQ(rows("SELECT pid, device_id, count(*) FROM kernel GROUP BY 1, 2 ORDER BY 1"),
             (std::vector<std::string>{"111|0|2", "112|1|1"}));
   EXPECT_EQ(issue_count("device_shared_by_processes"), 0);
+}
+
+// One process started with CUDA_VISIBLE_DEVICES=1 on a 2-GPU machine: its rows say device 0, the
+// export says its device 0 is GPU 1 (TARGET_INFO_CUDA_DEVICE as nsys 2026.1 writes it, uuid empty
+// as in nsys2026_small). Every table that names the GPU must land on GPU 1 (store id 1): kernels,
+// copies, memory usage, NVTX-named streams and GPU metrics (whose typeId low byte is the nsys GPU
+// id); GPU 0 stays listed and unused. Before, GPU 1 took the id 0 and the metrics of GPU 0 went to it.
+TEST_F(NsysImport, OneProcessSeeingOneGpuAsDevice0KeepsThatGpusIdentityInEveryTable) {
+  std::ostringstream s;
+  s << "CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);"
+       "INSERT INTO StringIds VALUES (1, 'gemm_kernel');"
+    << "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId, globalPid,"
+       " demangledName, shortName);"
+    << "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 2000, 0, 1, 7, 10, " << gpid(111) << ", 1, 1);"
+    << "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, globalPid,"
+       " bytes, copyKind, srcKind, dstKind);"
+    << "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (2500, 2600, 0, 1, 7, 11, " << gpid(111) << ", 64, 1, 1, 2);"
+    << "CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (start, globalPid, deviceId, bytes, memoryOperationType);"
+    << "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES (900, " << gpid(111) << ", 0, 4096, 0);"
+    << "CREATE TABLE TARGET_INFO_NVTX_CUDA_STREAM (name, hwId, vmId, processId, deviceId, contextId, streamId);"
+    << "INSERT INTO TARGET_INFO_NVTX_CUDA_STREAM VALUES ('loader', 0, 1, 111, 0, 1, 9);"
+    << "CREATE TABLE TARGET_INFO_GPU (" << kGpu2022 << ");"
+    << "INSERT INTO TARGET_INFO_GPU (vmId, id, name, busLocation, uuid, cuDevice, smCount) VALUES"
+       " (" << kVm << ", 0, 'GPU zero', '0000:18:00.0', 'aaaa-0000', 0, 100),"
+       " (" << kVm << ", 1, 'GPU one', '0000:2a:00.0', 'bbbb-1111', 1, 132);"
+    << "CREATE TABLE TARGET_INFO_CUDA_DEVICE (gpuId, cudaId, pid, uuid, numMultiprocessors);"
+    << "INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES (1, 0, 111, '', 132);"
+    << "CREATE TABLE TARGET_INFO_GPU_METRICS (typeId, sourceId, typeName, metricId, metricName);"
+       "INSERT INTO TARGET_INFO_GPU_METRICS VALUES (65536, 0, 'GH100', 1, 'SMs Active [Throughput %]'),"
+       " (65537, 0, 'GH100', 1, 'SMs Active [Throughput %]');"
+    << "CREATE TABLE GPU_METRICS (timestamp, typeId, metricId, value);"
+       "INSERT INTO GPU_METRICS VALUES (1000, 65536, 1, 3), (1000, 65537, 1, 88);";
+  import(make_db("cvd1.sqlite", s.str()));
+  EXPECT_EQ(rows("SELECT device_id, name, sm_count FROM device ORDER BY 1"),
+            (std::vector<std::string>{"0|GPU zero|100", "1|GPU one|132"}));
+  EXPECT_EQ(one("SELECT group_concat(DISTINCT device_id) FROM kernel"), "1");
+  EXPECT_EQ(one("SELECT group_concat(DISTINCT device_id) FROM memcpy"), "1");
+  EXPECT_EQ(rows("SELECT device_id, allocated_bytes FROM memory_sample"), (std::vector<std::string>{"1|4096"}));
+  EXPECT_EQ(rows("SELECT device_id, stream_id, name FROM stream WHERE name IS NOT NULL"),
+            (std::vector<std::string>{"1|9|loader"}));
+  // 88 % is GPU 1's (typeId 65537): the busy GPU is the one that ran the kernel.
+  EXPECT_EQ(rows("SELECT device_id, value FROM sample ORDER BY device_id"), (std::vector<std::string>{"0|3.0", "1|88.0"}));
+  EXPECT_EQ(one("SELECT count(*) FROM import_issue"), "0");
+}
+
+// Without a gpuId the process's GPU is found by its uuid, whatever its spelling: nvidia-smi's
+// 'GPU-' prefix and upper case in TARGET_INFO_CUDA_DEVICE, bare lower case in TARGET_INFO_GPU.
+TEST_F(NsysImport, ProcessDevicesAreMatchedByUuidWhenGpuIdIsMissing) {
+  std::ostringstream gpus;
+  gpus << "CREATE TABLE TARGET_INFO_GPU (" << kGpu2022 << ");"
+       << "INSERT INTO TARGET_INFO_GPU (vmId, id, name, uuid, cuDevice, smCount) VALUES"
+          " (" << kVm << ", 0, 'NVIDIA H100', '3c3a3338-1eda-4229', 0, 132),"
+          " (" << kVm << ", 1, 'NVIDIA H100', '72de0769-ee40-a9a1', 1, 132);"
+       << "CREATE TABLE TARGET_INFO_CUDA_DEVICE (gpuId, cudaId, pid, uuid, numMultiprocessors);"
+       << "INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES (NULL, 0, 111, 'GPU-3C3A3338-1EDA-4229', 132),"
+          " (NULL, 0, 112, 'GPU-72DE0769-EE40-A9A1', 132);";
+  import(make_db("by_uuid.sqlite", two_processes_on_device_0(gpus.str())));
+  EXPECT_EQ(rows("SELECT pid, device_id, count(*) FROM kernel GROUP BY 1, 2 ORDER BY 1"),
+            (std::vector<std::string>{"111|0|2", "112|1|1"}));
+  EXPECT_EQ(rows("SELECT pid, device_id FROM memcpy"), (std::vector<std::string>{"112|1"}));
+  EXPECT_EQ(issue_count("device_shared_by_processes"), 0);
+}
+
+// nsys 2020.3: bus ids spelled differently in the two tables (8-digit domain, lower case) still
+// name one GPU; '<UNKNOWN_BUS_ID>' (nsys2020_cudf) names none and leaves the ids as recorded.
+TEST_F(NsysImport, Schema2020BusIdsAreComparedAsBusIdsNotText) {
+  import(make_db("bus_2020.sqlite",
+                 two_processes_on_device_0(gpu_tables_2020("00000000:15:00.0", "00000000:2d:00.0"))));
+  EXPECT_EQ(rows("SELECT pid, device_id, count(*) FROM kernel GROUP BY 1, 2 ORDER BY 1"),
+            (std::vector<std::string>{"111|0|2", "112|1|1"}));
+
+  Store other = Store::create_in_memory();
+  import_into(NsysImporter(),
+              make_db("unknown_bus.sqlite",
+                      two_processes_on_device_0(gpu_tables_2020("<UNKNOWN_BUS_ID>", "<UNKNOWN_BUS_ID>"))),
+              other, ImportOptions{});
+  SQLite::Statement q(other.db(), "SELECT group_concat(DISTINCT device_id) FROM kernel");
+  ASSERT_TRUE(q.executeStep());
+  EXPECT_EQ(q.getColumn(0).getString(), "0");
 }
 
 // Without a per-process GPU identity two processes on device 0 may share one GPU: they stay one
@@ -807,6 +895,36 @@ TEST_F(NsysImport, HostTablesWithMissingColumnsAreIssuesNotFailures) {
   EXPECT_EQ(one("SELECT count(*) FROM os_call"), "0");
   EXPECT_EQ(one("SELECT count(*) FROM cpu_sample"), "0");
   EXPECT_EQ(one("SELECT count(*) FROM kernel"), "1");  // the rest of the export still loads
+}
+
+// OS call backtraces without their symbol column: named once as an issue, the calls still load
+// (without a caller). With it, the caller is the first resolved frame above the call outside the
+// C runtime libraries: frame 1 is libpthread, frame 2 unresolved, frame 3 the reader.
+TEST_F(NsysImport, OsCallBacktracesGiveTheCallerOrAnIssue) {
+  auto with_chains = [&](const std::string& name, const std::string& chain_columns, const std::string& chain_rows) {
+    std::ostringstream s;
+    s << "INSERT INTO StringIds VALUES (20, '__libc_read'), (21, '/usr/lib/libc.so.6'), (22, '__read_nocancel'),"
+         " (23, '/usr/lib/x86_64-linux-gnu/libpthread-2.31.so'), (24, '0x7f00aa'), (25, '[Unknown]'),"
+         " (26, 'Reader::fill'), (27, '/opt/app/libreader.so');"
+      << "CREATE TABLE OSRT_API (" << kOsrt2024 << ");"
+      << "INSERT INTO OSRT_API VALUES (200, 300, 27, " << gtid(42, 43) << ", 3, 0, 0, 5);"
+      << "CREATE TABLE OSRT_CALLCHAINS (" << chain_columns << ");" << chain_rows;
+    return make_db(name, host_export(s.str()));
+  };
+  import(with_chains("chains.sqlite", kCallchains,
+                     "INSERT INTO OSRT_CALLCHAINS VALUES (5, 20, 21, 0, 0, 0, 0, 1, 7, 0), (5, 22, 23, 0, 0, 0, 0, 2, 7, 1),"
+                     " (5, 24, 25, 0, 0, 1, 0, 3, 7, 2), (5, 26, 27, 0, 0, 0, 0, 4, 7, 3);"));
+  EXPECT_EQ(rows("SELECT o.name, c.caller FROM os_call o JOIN os_call_caller c ON c.id = o.id"),
+            (std::vector<std::string>{"read|Reader::fill"}));
+
+  Store other = Store::create_in_memory();
+  import_into(NsysImporter(), with_chains("chains_no_symbol.sqlite", "id, module, stackDepth", ""), other, ImportOptions{});
+  SQLite::Statement q(other.db(), "SELECT (SELECT count(*) FROM os_call), (SELECT count(*) FROM os_call_caller),"
+                                  " (SELECT example FROM import_issue WHERE kind = 'host_table_columns_missing')");
+  ASSERT_TRUE(q.executeStep());
+  EXPECT_EQ(q.getColumn(0).getInt64(), 1);
+  EXPECT_EQ(q.getColumn(1).getInt64(), 0);
+  EXPECT_EQ(q.getColumn(2).getString(), "no column symbol");
 }
 
 TEST_F(NsysImport, HostRowsWithoutThreadOrTimeAreCountedAndSkipped) {

@@ -195,6 +195,49 @@ EmitNvtxArgs emit_nvtx_args(std::string_view text) {
   return out;
 }
 
+std::string gpu_uuid_key(std::string_view uuid) {
+  std::string key = lower(uuid);
+  if (starts_with(key, "gpu-")) key.erase(0, 4);
+  // A UUID is hex digits and dashes; anything else ('<unknown>', 'n/a') names no GPU.
+  bool hex = std::any_of(key.begin(), key.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  bool only_uuid_chars =
+      std::all_of(key.begin(), key.end(), [](char c) { return c == '-' || std::isxdigit(static_cast<unsigned char>(c)); });
+  return hex && only_uuid_chars ? key : std::string();
+}
+
+std::string pci_bus_key(std::string_view bus) {
+  // [domain:]bus:device.function, each part hex.
+  std::vector<std::string_view> parts;
+  size_t begin = 0;
+  for (size_t i = 0; i <= bus.size(); ++i) {
+    if (i == bus.size() || bus[i] == ':' || bus[i] == '.') {
+      parts.push_back(bus.substr(begin, i - begin));
+      begin = i + 1;
+    }
+  }
+  if (parts.size() == 3) parts.insert(parts.begin(), std::string_view("0"));
+  if (parts.size() != 4 || bus.find('.') == std::string_view::npos) return {};
+  std::string key;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    std::string_view p = parts[i];
+    if (p.empty() || p.size() > 8) return {};
+    for (char c : p)
+      if (!std::isxdigit(static_cast<unsigned char>(c))) return {};
+    while (p.size() > 1 && p.front() == '0') p.remove_prefix(1);
+    if (i) key += i == 3 ? '.' : ':';
+    key += lower(p);
+  }
+  return key;
+}
+
+bool is_c_runtime_module(std::string_view module) {
+  std::string_view base = module.substr(module.rfind('/') == std::string_view::npos ? 0 : module.rfind('/') + 1);
+  for (std::string_view prefix : {"libc.", "libc-", "libpthread", "ld-linux", "ld-", "libdl.", "libdl-", "librt.",
+                                  "librt-", "libm.", "libm-", "libstdc++", "libc++", "libgcc_s", "linux-vdso"})
+    if (starts_with(base, prefix)) return true;
+  return false;
+}
+
 std::string immutable_sqlite_uri(std::string_view path) {
   static const char hex[] = "0123456789ABCDEF";
   std::string uri = "file:";

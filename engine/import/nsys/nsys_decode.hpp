@@ -91,6 +91,21 @@ struct EmitNvtxArgs {
 };
 EmitNvtxArgs emit_nvtx_args(std::string_view text);
 
+// A GPU's identity as two tables of one export may spell it: TARGET_INFO_GPU.uuid is bare
+// ('554a6988-03dd-…'), TARGET_INFO_CUDA_DEVICE.uuid may carry nvidia-smi's 'GPU-' prefix; case
+// differs between tools. Empty when the text holds no identity ('', '<UNKNOWN…>').
+std::string gpu_uuid_key(std::string_view uuid);
+// A PCI bus id as a comparable key: TARGET_INFO_GPU.busLocation ('0000:2D:00.0') and
+// TARGET_INFO_CUDA_GPU.pciBusId (any domain width, '00000000:2d:00.0'; '<UNKNOWN_BUS_ID>' when
+// nsys could not resolve it) -> 'domain:bus:device.function' in lower-case hex without leading
+// zeros. Empty for text that is not a bus id.
+std::string pci_bus_key(std::string_view bus);
+
+// True for a library of the C runtime itself (libc, libpthread, the dynamic loader, libdl, librt,
+// libm, libstdc++/libc++, libgcc_s, the vDSO), by the file name of a backtrace frame's module
+// ('/usr/lib/x86_64-linux-gnu/libpthread-2.31.so'): an OS call's caller is the first frame outside them.
+bool is_c_runtime_module(std::string_view module);
+
 // Text as valid UTF-8 (is_valid_utf8, sanitize_utf8): engine/common/utf8.hpp. StringIds of nsys
 // 2022.2 hold non-UTF-8 bytes, and every emitter downstream expects UTF-8.
 

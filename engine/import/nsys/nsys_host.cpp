@@ -6,11 +6,13 @@
 // ('OS runtime libraries profiling started/finished', eventClass 31/32) that are not calls.
 // SAMPLING_CALLCHAINS holds one chain per sample, keyed by COMPOSITE_EVENTS.id, a frame per
 // stackDepth (0 = innermost); function names are StringIds ids in `symbol`, or inline text in
-// `symbolName` in some exports. A table without the columns it must have is reported once as
+// `symbolName` in some exports. OSRT_CALLCHAINS (same layout, keyed by OSRT_API.callchainId) is
+// the backtrace of an OS call: only its caller is kept (read_os_call_callers). A table without the columns it must have is reported once as
 // `host_table_columns_missing` and skipped: the rest of the export still loads.
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/common/import_issue_kinds.hpp"
@@ -21,6 +23,7 @@ namespace proflint::nsys {
 namespace {
 
 const std::string kOsrt = "OSRT_API";
+const std::string kOsrtChains = "OSRT_CALLCHAINS";
 const std::string kComposite = "COMPOSITE_EVENTS";
 const std::string kCallchains = "SAMPLING_CALLCHAINS";
 
@@ -45,11 +48,37 @@ bool ExportReader::host_columns_present(const std::string& table, const std::vec
   return false;
 }
 
+// Each OS call backtrace's caller (OSRT_CALLCHAINS, one row per frame, stackDepth 0 = the called
+// function itself): the nearest frame above it that is resolved and outside the C runtime
+// libraries. Chains with none (a thread's start routine only) have no entry.
+std::unordered_map<int64_t, std::string> ExportReader::read_os_call_callers() {
+  std::unordered_map<int64_t, std::string> callers;
+  if (!file_.has_table(kOsrtChains) || !host_columns_present(kOsrtChains, {"id", "stackDepth", "symbol"})) return callers;
+  enum { kId, kDepth, kSymbol, kModule, kUnresolved };
+  Rows rows(file_, kOsrtChains, {"id", "stackDepth", "symbol", "module", "unresolved"}, "ORDER BY id, stackDepth");
+  std::string scratch;
+  int64_t done = -1;  // chain whose caller is found
+  while (rows.next()) {
+    if (rows.null(kId) || rows.null(kDepth) || rows.null(kSymbol) || rows.i64(kDepth) < 1) continue;
+    int64_t id = rows.i64(kId);
+    if (id == done || (!rows.null(kUnresolved) && rows.i64(kUnresolved) != 0)) continue;
+    const std::string* module = rows.null(kModule) ? nullptr : strings_.find(rows.i64(kModule));
+    if (module && is_c_runtime_module(*module)) continue;
+    std::string_view name = string_or_placeholder(rows.i64(kSymbol), scratch, rows);
+    if (name.substr(0, 2) == "0x") continue;  // an address nsys could not name
+    callers.emplace(id, std::string(name));
+    done = id;
+  }
+  return callers;
+}
+
 void ExportReader::read_os_calls() {
   if (!file_.has_table(kOsrt)) return;
   if (!host_columns_present(kOsrt, {"start", "end", "globalTid", "nameId"})) return;
-  enum { kStart, kEnd, kEventClass, kGlobalTid, kNameId, kReturn, kNesting };
-  Rows rows(file_, kOsrt, {"start", "end", "eventClass", "globalTid", "nameId", "returnValue", "nestingLevel"});
+  const std::unordered_map<int64_t, std::string> callers = read_os_call_callers();
+  enum { kStart, kEnd, kEventClass, kGlobalTid, kNameId, kReturn, kNesting, kCallchain };
+  Rows rows(file_, kOsrt,
+            {"start", "end", "eventClass", "globalTid", "nameId", "returnValue", "nestingLevel", "callchainId"});
   std::string scratch;
   while (rows.next()) {
     w_.count_event();
@@ -75,6 +104,8 @@ void ExportReader::read_os_calls() {
     o.name = string_or_placeholder(rows.i64(kNameId), scratch, rows);
     o.return_value = rows.opt(kReturn);
     o.nesting_level = rows.opt(kNesting);
+    if (!rows.null(kCallchain))
+      if (auto it = callers.find(rows.i64(kCallchain)); it != callers.end()) o.caller = it->second;
     w_.add_os_call(o);
   }
 }

@@ -42,7 +42,8 @@ const std::vector<std::string_view> kSyncColumns = {"start", "end", "deviceId", 
 const std::vector<std::string_view> kRuntimeColumns = {"start", "end", "eventClass", "globalTid", "correlationId", "nameId"};
 const std::vector<std::string_view> kNvtxDomainColumns = {"domainId", "text", "textId", "globalTid"};
 const std::vector<std::string_view> kNvtxColumns = {"start", "end", "eventType", "text", "textId", "globalTid", "domainId"};
-const std::vector<std::string_view> kMemoryUsageColumns = {"start", "deviceId", "bytes", "memoryOperationType"};
+const std::vector<std::string_view> kMemoryUsageColumns = {"start", "deviceId", "bytes", "memoryOperationType",
+                                                           "globalPid"};
 const std::vector<std::string_view> kMetricColumns = {"timestamp", "typeId", "metricId", "value"};
 
 // CUPTI writes 0xFFFFFFFF (and nsys sometimes -1) where a synchronization has no stream/device.
@@ -322,19 +323,6 @@ void ExportReader::read_enums() {
   memory_ops_.use_file_enum(read_enum("ENUM_CUDA_DEV_MEM_EVENT_OPER"));
 }
 
-namespace {
-
-// True when the per-process rows give one CUDA id to two different GPUs.
-bool cuda_ids_clash(const std::vector<ProcessDevice>& rows) {
-  std::map<int64_t, std::set<int64_t>> gpus_of_cuda_id;
-  for (const auto& p : rows) gpus_of_cuda_id[p.cuda_id].insert(p.gpu);
-  for (const auto& [cuda_id, gpus] : gpus_of_cuda_id)
-    if (gpus.size() > 1) return true;
-  return false;
-}
-
-}  // namespace
-
 void ExportReader::map_process_devices(const std::vector<ProcessDevice>& rows) {
   // No import issue: nothing is lost or approximated, the ids just become the physical GPUs'.
   for (const auto& p : rows) device_of_process_[{p.pid, p.cuda_id}] = p.gpu;
@@ -347,39 +335,54 @@ opt_i64 ExportReader::map_device(const opt_i64& pid, const opt_i64& device) cons
 }
 
 void ExportReader::read_gpu_tables() {
-  // TARGET_INFO_CUDA_DEVICE (2026.1) maps nsys GPU ids to CUDA device ids, one row per (GPU,
-  // process): each process numbers the GPUs it sees from 0, so with CUDA_VISIBLE_DEVICES set per
-  // process two processes can both call a different GPU "device 0".
-  std::map<int64_t, int64_t> cuda_id_of_gpu;
-  std::map<int64_t, int64_t> sm_count_of_cuda_id, sm_count_of_gpu;
-  std::vector<ProcessDevice> per_process;
+  // The store numbers GPUs physically: one number per GPU of the machine, the same in every table
+  // and for every process. Activity rows carry the process's own CUDA ordinal, which is not that
+  // number when CUDA_VISIBLE_DEVICES narrows or reorders what the process sees (each rank of a
+  // torchrun/srun job calls its GPU "device 0"). Where the export says which GPU each process's
+  // ordinal is, those ordinals are mapped (map_device):
+  //   2026.1+  TARGET_INFO_CUDA_DEVICE(gpuId, cudaId, pid, uuid): gpuId = TARGET_INFO_GPU.id, else
+  //            the uuid matched to TARGET_INFO_GPU.uuid;
+  //   2020.3   TARGET_INFO_CUDA_GPU(deviceId, pid, pciBusId) matched to TARGET_INFO_GPU.busLocation.
+  // 2022.x and 2024.x exports record no per-process identity: ordinals are kept as recorded.
+  struct CudaDevice {
+    opt_i64 pid, gpu, sm_count;
+    int64_t cuda_id = 0;
+    std::string uuid;  // gpu_uuid_key
+  };
+  std::vector<CudaDevice> cuda_devices;
   if (file_.has_table("TARGET_INFO_CUDA_DEVICE")) {
-    Rows rows(file_, "TARGET_INFO_CUDA_DEVICE", {"gpuId", "cudaId", "numMultiprocessors", "pid"});
+    Rows rows(file_, "TARGET_INFO_CUDA_DEVICE", {"gpuId", "cudaId", "numMultiprocessors", "pid", "uuid"});
     while (rows.next()) {
       if (rows.null(1)) continue;
-      if (!rows.null(0)) cuda_id_of_gpu.emplace(rows.i64(0), rows.i64(1));
-      if (!rows.null(2)) sm_count_of_cuda_id.emplace(rows.i64(1), rows.i64(2));
-      if (!rows.null(0) && !rows.null(2)) sm_count_of_gpu.emplace(rows.i64(0), rows.i64(2));
-      if (!rows.null(0) && !rows.null(3))
-        per_process.push_back({rows.i64(3), rows.i64(1), rows.i64(0)});
+      cuda_devices.push_back({rows.opt(3), rows.opt(0), rows.opt(2), rows.i64(1), gpu_uuid_key(rows.text(4))});
     }
   }
+  // Each process's ordinal -> the GPU's store number, for the rows `gpu_of` resolves.
+  auto per_process = [&](const auto& gpu_of) {
+    std::vector<ProcessDevice> out;
+    for (const auto& c : cuda_devices)
+      if (c.pid)
+        if (opt_i64 gpu = gpu_of(c)) out.push_back({*c.pid, c.cuda_id, *gpu});
+    return out;
+  };
 
-  std::map<std::string, int64_t> device_of_bus;  // 2020.3: busLocation -> TARGET_INFO_GPU.deviceId
+  std::map<std::string, int64_t> device_of_bus;  // 2020.3: pci_bus_key(busLocation) -> TARGET_INFO_GPU.deviceId
   auto columns = file_.columns("TARGET_INFO_GPU");
   if (has_column(columns, "id")) {
     // 2022+: one row per GPU of the machine, used or not.
     struct Gpu {
       int64_t id;
       opt_i64 cu_device;
+      std::string uuid;
       DeviceRow row;
     };
     std::vector<Gpu> gpus;
     std::string scratch;
-    Rows rows(file_, "TARGET_INFO_GPU", {"id", "name", "totalMemory", "smCount", "cuDevice", "computeMajor", "computeMinor"});
+    Rows rows(file_, "TARGET_INFO_GPU",
+              {"id", "name", "totalMemory", "smCount", "cuDevice", "computeMajor", "computeMinor", "uuid"});
     while (rows.next()) {
       if (rows.null(0)) continue;
-      Gpu g{rows.i64(0), rows.opt(4), {}};
+      Gpu g{rows.i64(0), rows.opt(4), gpu_uuid_key(rows.text(7)), {}};
       if (!rows.null(1)) g.row.name = std::string(utf8_text(rows.text(1), scratch));
       g.row.memory_bytes = rows.opt(2);
       g.row.sm_count = rows.opt(3);
@@ -387,30 +390,32 @@ void ExportReader::read_gpu_tables() {
       g.row.compute_minor = rows.opt(6);
       gpus.push_back(std::move(g));
     }
-    // Events carry the CUDA device id; use cuDevice only when it tells every GPU apart.
+    // The GPU's number: cuDevice (the CUDA ordinal nsys itself sees, which is what events carry
+    // when no process narrows its view) when it tells every GPU apart, else the nsys GPU id.
     std::set<int64_t> cu_devices;
     for (const auto& g : gpus)
       if (g.cu_device) cu_devices.insert(*g.cu_device);
     bool cu_device_usable = cu_devices.size() == gpus.size();
-    // When processes give one CUDA id to different GPUs, the store numbers GPUs physically (cuDevice
-    // when it tells them apart, else the nsys GPU id) and maps each process's ids (map_device).
-    bool clash = cuda_ids_clash(per_process);
+    std::map<std::string, int64_t> gpu_of_uuid;
     for (auto& g : gpus) {
-      int64_t device_id = g.id;
-      if (clash) device_id = cu_device_usable ? *g.cu_device : g.id;
-      else if (auto it = cuda_id_of_gpu.find(g.id); it != cuda_id_of_gpu.end()) device_id = it->second;
-      else if (cu_device_usable) device_id = *g.cu_device;
-      if (clash && !g.row.sm_count)
-        if (auto it = sm_count_of_gpu.find(g.id); it != sm_count_of_gpu.end()) g.row.sm_count = it->second;
+      int64_t device_id = cu_device_usable ? *g.cu_device : g.id;
       g.row.device_id = device_id;
       gpu_to_device_[g.id] = device_id;
+      if (!g.uuid.empty()) gpu_of_uuid.emplace(g.uuid, g.id);
       devices_.insert_or_assign(device_id, g.row);
     }
-    if (clash) {
-      for (auto& p : per_process)
-        if (auto it = gpu_to_device_.find(p.gpu); it != gpu_to_device_.end()) p.gpu = it->second;
-      map_process_devices(per_process);
-    }
+    auto mapped = per_process([&](const CudaDevice& c) -> opt_i64 {
+      if (c.gpu)
+        if (auto it = gpu_to_device_.find(*c.gpu); it != gpu_to_device_.end()) return it->second;
+      if (auto it = gpu_of_uuid.find(c.uuid); !c.uuid.empty() && it != gpu_of_uuid.end())
+        return gpu_to_device_.at(it->second);
+      return std::nullopt;
+    });
+    for (const auto& p : mapped)
+      for (const auto& c : cuda_devices)
+        if (c.pid == p.pid && c.cuda_id == p.cuda_id && c.sm_count && !devices_[p.gpu].sm_count)
+          devices_[p.gpu].sm_count = c.sm_count;
+    map_process_devices(mapped);
     has_gpu_table_ = !gpus.empty();
   } else if (has_column(columns, "deviceId")) {
     // 2020.3: five columns (vmId, deviceId, name, busLocation, isDiscrete).
@@ -421,28 +426,36 @@ void ExportReader::read_gpu_tables() {
       DeviceRow d;
       d.device_id = rows.i64(0);
       if (!rows.null(1)) d.name = std::string(utf8_text(rows.text(1), scratch));
-      if (!rows.null(2)) device_of_bus[std::string(utf8_text(rows.text(2), scratch))] = d.device_id;
+      if (std::string bus = pci_bus_key(rows.text(2)); !bus.empty()) device_of_bus[bus] = d.device_id;
       devices_.insert_or_assign(d.device_id, d);
       has_gpu_table_ = true;
     }
+  } else {
+    // No TARGET_INFO_GPU (2026.2 container captures) to number the GPUs: the nsys GPU id is the
+    // number, the one GPU_METRICS typeId carries too.
+    auto mapped = per_process([](const CudaDevice& c) { return c.gpu; });
+    for (const auto& c : cuda_devices)
+      if (c.pid && c.gpu) {
+        DeviceRow& d = devices_[*c.gpu];
+        d.device_id = *c.gpu;
+        if (!d.sm_count) d.sm_count = c.sm_count;
+        gpu_to_device_[*c.gpu] = *c.gpu;
+        has_gpu_table_ = true;
+      }
+    map_process_devices(mapped);
   }
   if (file_.has_table("TARGET_INFO_CUDA_GPU") && !device_of_bus.empty()) {
     // 2020.3: each process's CUDA device with its PCI bus id; the bus names the physical GPU
     // (TARGET_INFO_GPU.busLocation). Exports that did not resolve the bus write <UNKNOWN_BUS_ID>.
     std::vector<ProcessDevice> by_bus;
     Rows rows(file_, "TARGET_INFO_CUDA_GPU", {"deviceId", "pid", "pciBusId"});
-    std::string scratch;
     while (rows.next()) {
       if (rows.null(0) || rows.null(1) || rows.null(2)) continue;
-      std::string bus(utf8_text(rows.text(2), scratch));
-      if (auto it = device_of_bus.find(bus); it != device_of_bus.end())
+      if (auto it = device_of_bus.find(pci_bus_key(rows.text(2))); it != device_of_bus.end())
         by_bus.push_back({rows.i64(1), rows.i64(0), it->second});
     }
-    if (cuda_ids_clash(by_bus)) map_process_devices(by_bus);
+    map_process_devices(by_bus);
   }
-  // No TARGET_INFO_GPU to number the GPUs: the nsys GPU id is the device.
-  if (!has_column(columns, "id") && device_of_process_.empty() && cuda_ids_clash(per_process))
-    map_process_devices(per_process);
 
   if (file_.has_table("TARGET_INFO_CUDA_GPU")) {
     // 2020.3: the CUDA properties, one row per (device, process).
@@ -464,13 +477,15 @@ void ExportReader::read_gpu_tables() {
     }
   }
 
-  for (const auto& [cuda_id, sm_count] : sm_count_of_cuda_id) {
-    if (!device_of_process_.empty()) break;  // CUDA ids are per process here: counts went by GPU above
-    DeviceRow& d = devices_[cuda_id];
-    d.device_id = cuda_id;
-    if (!d.sm_count) d.sm_count = sm_count;
-    has_gpu_table_ = true;
-  }
+  // Ordinals that no GPU table resolved (no pid or gpuId): the SM count goes to the ordinal.
+  if (device_of_process_.empty())
+    for (const auto& c : cuda_devices) {
+      if (!c.sm_count) continue;
+      DeviceRow& d = devices_[c.cuda_id];
+      d.device_id = c.cuda_id;
+      if (!d.sm_count) d.sm_count = c.sm_count;
+      has_gpu_table_ = true;
+    }
 }
 
 void ExportReader::read_processes() {
@@ -827,7 +842,7 @@ void ExportReader::read_nvtx() {
 
 void ExportReader::read_memory_usage() {
   if (file_.columns(kMemoryUsage).empty()) return;
-  enum { kStart, kDevice, kBytes, kOperation };
+  enum { kStart, kDevice, kBytes, kOperation, kGlobalPid };
   Rows rows(file_, kMemoryUsage, kMemoryUsageColumns, memory_usage_clause());
   std::map<int64_t, int64_t> allocated;
   while (rows.next()) {
@@ -848,7 +863,10 @@ void ExportReader::read_memory_usage() {
       continue;
     }
     MemorySampleRow m;
-    m.device_id = rows.i64(kDevice);
+    // The process's ordinal, like the activity tables' (the same GPU's totals add up).
+    opt_i64 pid;
+    if (!rows.null(kGlobalPid)) pid = pid_of_global_pid(rows.i64(kGlobalPid));
+    m.device_id = *map_device(pid, rows.i64(kDevice));
     m.ts_ns = rows.i64(kStart);
     if (!in_time_range(m.ts_ns)) {
       issue(import_issue::timestamp_out_of_range, "start " + std::to_string(m.ts_ns), rows);
@@ -883,8 +901,9 @@ void ExportReader::read_gpu_metrics() {
   enum { kTimestamp, kTypeId, kMetricId, kValue };
   Rows rows(file_, "GPU_METRICS", kMetricColumns);
   std::string scratch;
-  // The samples also go to the sample series (docs/samples.md) under canonical names where the
-  // metric is known ("SMs Active [Throughput %]" -> sm_active, %): one series per GPU and name.
+  // The samples are sample series (docs/samples.md), stored once: under canonical names where the
+  // metric is known ("SMs Active [Throughput %]" -> sm_active, %), one series per GPU and name. The
+  // `counter` view shows them too (schema/0010_nsys_samples_callers.sql).
   std::map<std::pair<int64_t, std::string>, size_t> series;
   while (rows.next()) {
     w_.count_event();
@@ -912,7 +931,6 @@ void ExportReader::read_gpu_metrics() {
     // The low byte of typeId is the nsys GPU id (TARGET_INFO_GPU.id).
     if (type)
       if (auto it = gpu_to_device_.find(*type & 0xFF); it != gpu_to_device_.end()) c.device_id = it->second;
-    w_.add_counter(c);
     auto key = std::pair(c.device_id ? *c.device_id : kNone, std::string(c.name));
     auto it = series.find(key);
     if (it == series.end()) {
@@ -959,11 +977,11 @@ void ExportReader::read_streams() {
     }
   }
   if (file_.has_table("TARGET_INFO_NVTX_CUDA_STREAM")) {
-    Rows rows(file_, "TARGET_INFO_NVTX_CUDA_STREAM", {"deviceId", "streamId", "name"});
+    Rows rows(file_, "TARGET_INFO_NVTX_CUDA_STREAM", {"deviceId", "streamId", "name", "processId"});
     std::string scratch;
     while (rows.next())
       if (!rows.null(0) && !rows.null(1))
-        w_.add_stream(rows.i64(0), rows.i64(1),
+        w_.add_stream(*map_device(rows.opt(3), rows.i64(0)), rows.i64(1),
                       rows.null(2) ? std::nullopt : std::optional<std::string_view>(utf8_text(rows.text(2), scratch)));
   }
   for (const auto& [device, stream] : streams_seen_) w_.add_stream(device, stream, std::nullopt);

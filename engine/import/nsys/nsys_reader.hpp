@@ -47,8 +47,8 @@ ExportVersion read_export_version(const ExportFile& file);
 // True when the file has at least one table that only Nsight Systems exports carry.
 bool looks_like_nsys_export(const ExportFile& file);
 
-// One process's CUDA device id and the physical GPU it is (TARGET_INFO_CUDA_DEVICE, or
-// TARGET_INFO_CUDA_GPU.pciBusId matched to TARGET_INFO_GPU.busLocation in 2020 exports).
+// One process's CUDA device id and the physical GPU it is (TARGET_INFO_CUDA_DEVICE by gpuId or
+// uuid, or TARGET_INFO_CUDA_GPU.pciBusId matched to TARGET_INFO_GPU.busLocation in 2020 exports).
 struct ProcessDevice {
   int64_t pid = 0, cuda_id = 0;
   int64_t gpu = 0;  // the GPU's device id in the store (nsys GPU id until numbered)
@@ -91,6 +91,7 @@ class ExportReader {
   void write_devices();
   // Host activity (nsys_host.cpp).
   void read_os_calls();
+  std::unordered_map<int64_t, std::string> read_os_call_callers();
   void read_cpu_samples();
   bool host_columns_present(const std::string& table, const std::vector<std::string_view>& needed);
 
@@ -120,9 +121,10 @@ class ExportReader {
   std::map<int64_t, DeviceRow> devices_;
   bool has_gpu_table_ = false;
   std::unordered_map<int64_t, int64_t> gpu_to_device_;  // TARGET_INFO_GPU.id -> CUDA device id
-  // (pid, the process's CUDA device id) -> the physical GPU's device id, filled only when two
-  // processes call different GPUs by one id (TARGET_INFO_CUDA_DEVICE / TARGET_INFO_CUDA_GPU
-  // record which GPU each process's id is); empty otherwise, and ids are kept as recorded.
+  // (pid, the process's CUDA device id) -> the physical GPU's device id, filled wherever the export
+  // records which GPU each process's id is (TARGET_INFO_CUDA_DEVICE / TARGET_INFO_CUDA_GPU), so that
+  // kernels, copies, memory usage, streams and GPU metrics of one GPU share one number; empty
+  // otherwise, and ids are kept as recorded.
   std::map<std::pair<int64_t, int64_t>, int64_t> device_of_process_;
   opt_i64 map_device(const opt_i64& pid, const opt_i64& device) const;
   void map_process_devices(const std::vector<ProcessDevice>& rows);  // fills device_of_process_
