@@ -33,15 +33,10 @@ GpuIdle read_gpu(SQLite::Database& db, int64_t trace_id, int64_t device, const s
   g.device_id = device;
   auto v = sample_values(db, trace_id, device, metric);
   if (v.size() < 2) return g;
-  std::vector<int64_t> gaps;
-  for (size_t i = 0; i + 1 < v.size(); ++i) gaps.push_back(v[i + 1].first - v[i].first);
-  std::vector<int64_t> sorted = gaps;
-  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
-  const int64_t usual = std::max<int64_t>(1, sorted[sorted.size() / 2]);
+  const std::vector<int64_t> spans = sample_spans(v);
   double sum = 0;
   for (size_t i = 0; i < v.size(); ++i) {
-    int64_t len = i + 1 < v.size() ? std::min(gaps[i], 2 * usual) : usual;
-    Interval iv{v[i].first, v[i].first + std::max<int64_t>(len, 0)};
+    Interval iv{v[i].first, v[i].first + spans[i]};
     (v[i].second <= idle_below ? g.idle : g.busy).push_back(iv);
     sum += v[i].second;
   }

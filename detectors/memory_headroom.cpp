@@ -35,11 +35,7 @@ struct WorkingIdle {
 WorkingIdle working_idle(const std::vector<std::pair<int64_t, double>>& v, double idle_below) {
   WorkingIdle w;
   if (v.size() < 2) return w;
-  std::vector<int64_t> gaps;
-  for (size_t i = 0; i + 1 < v.size(); ++i) gaps.push_back(v[i + 1].first - v[i].first);
-  std::vector<int64_t> sorted = gaps;
-  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
-  const int64_t usual = std::max<int64_t>(1, sorted[sorted.size() / 2]);
+  const std::vector<int64_t> spans = sample_spans(v);
   std::vector<double> above;
   for (const auto& [t, a] : v)
     if (a > idle_below) above.push_back(a);
@@ -50,8 +46,7 @@ WorkingIdle working_idle(const std::vector<std::pair<int64_t, double>>& v, doubl
   for (size_t i = 0; i < v.size(); ++i) {
     const double a = v[i].second;
     if (!(a > idle_below && a >= floor)) continue;
-    // Each sample stands for the time until the next one, at most twice the usual interval.
-    const int64_t len = std::max<int64_t>(0, i + 1 < v.size() ? std::min(gaps[i], 2 * usual) : usual);
+    const int64_t len = spans[i];
     w.working_ns += len;
     w.idle_ns += std::clamp(1.0 - a / 100.0, 0.0, 1.0) * static_cast<double>(len);
     sum += a;

@@ -145,4 +145,16 @@ SystemView summarize_samples(SQLite::Database& db, int64_t trace_id) {
   return v;
 }
 
+std::vector<int64_t> sample_spans(const std::vector<std::pair<int64_t, double>>& samples) {
+  std::vector<int64_t> spans;
+  if (samples.size() < 2) return spans;
+  for (size_t i = 0; i + 1 < samples.size(); ++i) spans.push_back(samples[i + 1].first - samples[i].first);
+  std::vector<int64_t> sorted = spans;
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
+  const int64_t usual = std::max<int64_t>(1, sorted[sorted.size() / 2]);
+  for (auto& len : spans) len = std::max<int64_t>(0, std::min(len, 2 * usual));
+  spans.push_back(usual);
+  return spans;
+}
+
 }  // namespace proflint

@@ -60,4 +60,9 @@ SystemView summarize_samples(SQLite::Database& db, int64_t trace_id);
 std::vector<std::pair<int64_t, double>> sample_values(SQLite::Database& db, int64_t trace_id, int64_t device_id,
                                                       const std::string& metric);
 
+// The time each sample stands for: until the next one, at most twice the usual (median) interval,
+// so a logger that stopped does not make its last sample last for minutes; the last sample gets
+// the usual interval. Empty for fewer than two samples.
+std::vector<int64_t> sample_spans(const std::vector<std::pair<int64_t, double>>& samples);
+
 }  // namespace proflint
