@@ -128,8 +128,10 @@ class UnusedGpus final : public Detector {
         "If this machine's other GPUs are meant for this job, spread the work over them: one process per GPU "
         "with torch.distributed (torchrun --nproc_per_node={} …, DistributedDataParallel) for training, or several "
         "independent workers for inference. If they belong to other jobs, nothing to change; restricting the "
-        "process with CUDA_VISIBLE_DEVICES keeps profiles and tools from listing them.",
-        visible);
+        "process with {} keeps profiles and tools from listing them.",
+        visible,
+        // ROCm: HIP_VISIBLE_DEVICES (PyTorch's ROCm build also honours CUDA_VISIBLE_DEVICES).
+        s && s->vendor && *s->vendor == "amd" ? "HIP_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES");
     nlohmann::ordered_json ids = nlohmann::ordered_json::array(), names = nlohmann::ordered_json::array();
     for (const auto* d : idle) {
       ids.push_back(d->device_id);
