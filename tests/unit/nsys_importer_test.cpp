@@ -19,6 +19,7 @@
 #include "engine/import/nsys/nsys_importer.hpp"
 #include "engine/store/model_io.hpp"
 #include "engine/store/store.hpp"
+#include "tests/support/realdata.hpp"
 
 namespace fs = std::filesystem;
 
@@ -949,3 +950,19 @@ TEST_F(NsysImport, HostRowsWithoutThreadOrTimeAreCountedAndSkipped) {
 
 }  // namespace
 }  // namespace proflint
+
+// TARGET_INFO_SESSION_START_TIME anchors the export's clock on the epoch (docs/samples.md), read by
+// hand with sqlite3: the 2022.2 saxpy export has utcEpochNs 1687813257637297504, no systemClockNs
+// (its clock counts from the session's start), utcTime 21:00:57 and localTime 14:00:57 (UTC-07:00);
+// the 2026 H100 export has utcEpochNs 1779630014975716426 at systemClockNs 35255823190, local = UTC.
+TEST(NsysSessionClock, RealExportsRecordTheirEpochStartAndUtcOffset) {
+  REALDATA_OR_SKIP(saxpy, "nsys/nsys2022_saxpy_mpi_all_tables.sqlite");
+  REALDATA_OR_SKIP(h100, "nsys/nsys2026_h100_2gpu_1s.sqlite");
+  proflint::TraceModel a, b;
+  proflint::NsysImporter().import(saxpy, a, proflint::ImportOptions{});
+  proflint::NsysImporter().import(h100, b, proflint::ImportOptions{});
+  EXPECT_EQ(a.info.epoch_base_ns, std::optional<int64_t>(1'687'813'257'637'297'504));
+  EXPECT_EQ(a.info.utc_offset_ns, std::optional<int64_t>(-7 * 3600 * int64_t{1'000'000'000}));
+  EXPECT_EQ(b.info.epoch_base_ns, std::optional<int64_t>(1'779'630'014'975'716'426 - 35'255'823'190));
+  EXPECT_EQ(b.info.utc_offset_ns, std::optional<int64_t>(0));
+}

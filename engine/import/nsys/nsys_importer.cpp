@@ -5,7 +5,6 @@
 // ExportReader. SQLite failures become proflint::Error naming the file and the table.
 #include "engine/import/nsys/nsys_importer.hpp"
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -17,6 +16,7 @@
 #include "engine/common/sqlite_file.hpp"
 #include "engine/import/nsys/nsys_reader.hpp"
 #include "engine/import/nsys/nsys_sqlite.hpp"
+#include "engine/import/samples/sample_text.hpp"
 #include "engine/model/sink.hpp"
 
 namespace proflint {
@@ -46,22 +46,6 @@ bool NsysImporter::sniff(std::string_view head, bool gzipped) const {
 
 namespace {
 
-// "2023-06-26T21:00:57" -> seconds since 1970-01-01 on a calendar without zones (days_from_civil).
-std::optional<int64_t> iso_seconds(std::string_view t) {
-  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
-  std::string text(t.substr(0, 19));
-  if (text.size() != 19 || std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &s) != 6)
-    return std::nullopt;
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return std::nullopt;
-  const int64_t yy = y - (mo <= 2 ? 1 : 0);
-  const int64_t era = (yy >= 0 ? yy : yy - 399) / 400;
-  const int64_t yoe = yy - era * 400;
-  const int64_t doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  const int64_t days = era * 146097 + doe - 719468;
-  return days * 86400 + h * 3600 + mi * 60 + s;
-}
-
 // TARGET_INFO_SESSION_START_TIME: the epoch instant of the capture's start and, from the same
 // instant written in UTC and in the target's local time, the machine's UTC offset (to the quarter
 // hour). Event times are on the target's system clock, whose reading at that instant is
@@ -75,12 +59,14 @@ void read_session_clock(const nsys::ExportFile& file, TraceInfo& info) {
   const int64_t system_clock_ns = rows.has(3) ? rows.opt(3).value_or(0) : 0;
   if (utc_epoch_ns <= 0 || system_clock_ns < 0 || system_clock_ns > utc_epoch_ns) return;
   info.epoch_base_ns = utc_epoch_ns - system_clock_ns;
-  auto utc = iso_seconds(rows.text(1)), local = iso_seconds(rows.text(2));
+  // Both texts are "2023-06-26T21:00:57": read as clock times on one calendar, they differ by the
+  // UTC offset.
+  auto utc = samples::parse_clock_time(rows.text(1)), local = samples::parse_clock_time(rows.text(2));
   if (utc && local) {
-    constexpr int64_t kQuarterHour = 15 * 60;
+    constexpr int64_t kQuarterHour = 15 * 60 * int64_t{1'000'000'000};
     const int64_t diff = *local - *utc;
     const int64_t quarters = (diff + (diff >= 0 ? kQuarterHour / 2 : -kQuarterHour / 2)) / kQuarterHour;
-    if (quarters >= -12 * 4 && quarters <= 14 * 4) info.utc_offset_ns = quarters * kQuarterHour * 1'000'000'000;
+    if (quarters >= -12 * 4 && quarters <= 14 * 4) info.utc_offset_ns = quarters * kQuarterHour;
   }
 }
 
