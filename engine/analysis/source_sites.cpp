@@ -45,13 +45,16 @@ SourceSites::Found SourceSites::of_op(int64_t op_id) {
   std::optional<int64_t> parent;
   {
     SQLite::Statement& q = statement(op_q_,
-                                     "SELECT s.file, s.line, s.function, s.module_path, o.name, o.parent_id FROM op o "
-                                     "JOIN source s ON s.op_id = o.id WHERE o.id = ?");
+                                     "SELECT s.file, s.line, s.function, s.module_path, o.name, o.parent_id, fn.value FROM op o "
+                                     "JOIN source s ON s.op_id = o.id LEFT JOIN _op fo ON fo.id = s.forward_op_id "
+                                     "LEFT JOIN string fn ON fn.id = fo.name_id WHERE o.id = ?");
     q.bind(1, op_id);
     if (q.executeStep() && !(q.getColumn(0).isNull() && q.getColumn(3).isNull())) {
       f.ok = true;
       f.key = key_of(q);
-      f.what = q.getColumn(4).getString();
+      // A backward op placed at its forward op's line is named after that op (schema/0012).
+      f.backward = !q.getColumn(6).isNull();
+      f.what = f.backward ? "backward of " + q.getColumn(6).getString() : q.getColumn(4).getString();
       f.unit = "op:" + std::to_string(op_id);
       if (!q.getColumn(5).isNull()) parent = q.getColumn(5).getInt64();
     }
@@ -60,7 +63,7 @@ SourceSites::Found SourceSites::of_op(int64_t op_id) {
   // aten::_local_scalar_dense inside it).
   if (f.ok && parent) {
     Found up = of_op(*parent);
-    if (up.ok && up.key == f.key) {
+    if (up.ok && up.key == f.key && up.backward == f.backward) {
       f.what = up.what;
       f.unit = up.unit;
     }
@@ -97,7 +100,7 @@ SourceSites::Found SourceSites::of_api_call(int64_t api_call_id) {
 
 void SourceSites::add(const Found& f, int64_t time_ns) {
   if (!f.ok) return;
-  Site& s = sites_[f.key];
+  Site& s = sites_[{f.key, f.backward}];
   s.units.insert(f.unit);
   s.time_ns += time_ns;
   ++s.what[f.what];
@@ -149,9 +152,9 @@ void SourceSites::add_range(int64_t range_id, int64_t time_ns) {
 
 std::vector<SourceLocation> SourceSites::top(size_t k) const {
   std::vector<SourceLocation> out;
-  for (const auto& [key, site] : sites_) {
+  for (const auto& [place, site] : sites_) {
     SourceLocation l;
-    std::tie(l.file, l.line, l.function, l.module_path) = key;
+    std::tie(l.file, l.line, l.function, l.module_path) = place.first;
     l.count = static_cast<int64_t>(site.units.size());
     l.time_ns = site.time_ns;
     l.time_label = label_;
@@ -168,7 +171,7 @@ std::vector<SourceLocation> SourceSites::top(size_t k) const {
   std::sort(out.begin(), out.end(), [](const SourceLocation& a, const SourceLocation& b) {
     if (a.time_ns != b.time_ns) return a.time_ns > b.time_ns;
     if (a.count != b.count) return a.count > b.count;
-    return std::tie(a.file, a.line, a.function, a.module_path) < std::tie(b.file, b.line, b.function, b.module_path);
+    return std::tie(a.file, a.line, a.function, a.module_path, a.what) < std::tie(b.file, b.line, b.function, b.module_path, b.what);
   });
   if (out.size() > k) out.resize(k);
   return out;

@@ -52,6 +52,8 @@ class SourceSites {
     // One call of the user's code: the outermost op at the place ("op:ID"), or the API call or range
     // itself ("api:ID", "range:ID"). Two kernels of one aten::conv2d count as one call.
     std::string unit;
+    // A backward op at its forward op's place: counted apart from the forward ops there.
+    bool backward = false;
   };
   void add(const Found& f, int64_t time_ns);
   Found of_op(int64_t op_id);
@@ -70,7 +72,7 @@ class SourceSites {
   bool available_ = false;
   int64_t iterations_ = 0;
   std::map<int64_t, Found> op_cache_;
-  std::map<Key, Site> sites_;
+  std::map<std::pair<Key, bool>, Site> sites_;  // (place, backward) -> what was added there
 };
 
 // One location as the problem text and the text report print it:
