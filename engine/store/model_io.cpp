@@ -20,20 +20,38 @@ namespace proflint {
 namespace {
 
 // A prepared statement reused for every row; binds are 1-based in column order, kNone is NULL.
+// With `batch` > 1 (inserts of the large fact tables) the rows are bound into one multi-row
+// INSERT and inserted `batch` at a time: one statement step per batch instead of per row, which
+// is most of what a row costs (the statement's cursor is opened, positioned and closed each
+// step). The statement reads its rows from a VALUES list with a LIMIT, so that the last, shorter
+// batch goes through the same statement. Texts are bound without a copy, so they must outlive
+// the step that inserts them (flush() at the latest): the model's strings and static text do.
 class Stmt {
  public:
-  Stmt(sqlite3* db, const char* sql) : db_(db) {
-    if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &st_, nullptr) != SQLITE_OK)
-      throw Error(std::string("internal: cannot prepare store statement: ") + sqlite3_errmsg(db_));
+  Stmt(sqlite3* db, const char* sql, int batch = 1) : db_(db) {
+    if (batch <= 1) {
+      st_ = prepare(db, sql);
+      return;
+    }
+    std::string text = sql;
+    auto values = text.rfind(" VALUES ");
+    if (values == std::string::npos) throw Error(std::string("internal: a batched statement needs VALUES: ") + sql);
+    std::string tuple = text.substr(values + 8);
+    cols_ = static_cast<int>(std::count(tuple.begin(), tuple.end(), '?'));
+    text.resize(values);
+    text += " SELECT * FROM (VALUES " + tuple;
+    for (int r = 1; r < batch; ++r) text += "," + tuple;
+    text += ") LIMIT ?";
+    batch_ = batch;
+    st_ = prepare(db, text.c_str());
   }
   ~Stmt() { sqlite3_finalize(st_); }
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
 
   Stmt& i64(int64_t v) {
-    ++col_;
-    if (v == kNone) sqlite3_bind_null(st_, col_);
-    else sqlite3_bind_int64(st_, col_, v);
+    if (v == kNone) sqlite3_bind_null(st_, ++col_);
+    else sqlite3_bind_int64(st_, ++col_, v);
     return *this;
   }
   Stmt& i64(const opt_i64& v) { return i64(or_none(v)); }
@@ -44,15 +62,24 @@ class Stmt {
   }
   Stmt& text(const std::string* v) {
     if (v) return text(std::string_view(*v));
-    sqlite3_bind_null(st_, ++col_);
-    return *this;
+    return null();
   }
   Stmt& text(const std::optional<std::string>& v) { return text(v ? &*v : nullptr); }
   Stmt& null() { sqlite3_bind_null(st_, ++col_); return *this; }
   void run() {
+    if (batch_ > 1 && ++rows_ < batch_) return;  // the next row binds after this one
+    flush();
+  }
+  // Inserts the rows a batched statement holds (those of the last, shorter batch).
+  void flush() {
+    if (batch_ > 1) {
+      if (rows_ == 0) return;
+      sqlite3_bind_int(st_, batch_ * cols_ + 1, rows_);
+      rows_ = 0;
+    }
+    col_ = 0;
     int rc = sqlite3_step(st_);
     sqlite3_reset(st_);
-    col_ = 0;
     if (rc != SQLITE_DONE) throw Error(std::string("internal: store write failed: ") + sqlite3_errmsg(db_));
   }
   // Reading: next row, true while there is one.
@@ -79,9 +106,17 @@ class Stmt {
   }
 
  private:
+  static sqlite3_stmt* prepare(sqlite3* db, const char* sql) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, nullptr) != SQLITE_OK)
+      throw Error(std::string("internal: cannot prepare store statement: ") + sqlite3_errmsg(db));
+    return st;
+  }
+
   sqlite3* db_;
   sqlite3_stmt* st_ = nullptr;
   int col_ = 0;
+  int batch_ = 1, cols_ = 0, rows_ = 0;  // rows_: rows of the batch bound so far
 };
 
 void exec(sqlite3* db, const char* sql) {
@@ -137,6 +172,11 @@ struct Bases {
   std::vector<int64_t> string_ids;  // local string id -> global id (index 0 unused)
 };
 
+// Rows per multi-row INSERT of the large tables (see Stmt). The write of the x20 tiled trace
+// (2.3M rows; PROFLINT_TIMINGS=1, medians of 3 on a loaded 2-core machine): one row per step
+// 1.92 s, 32 rows 1.61 s, 128 rows 1.46 s, 512 rows no faster (docs/benchmarks.md).
+constexpr int kRows = 128;
+
 struct Writer {
   explicit Writer(sqlite3* h)
       : db(h),
@@ -151,28 +191,28 @@ struct Writer {
         kernel_ins(h, "INSERT INTO _kernel(id, trace_id, device_id, stream_id, pid, start_ns, dur_ns, name_id, correlation_id, "
                       "external_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, shared_memory_bytes, "
                       "api_call_id, op_id, iteration, is_tensor_core, category, tc_eligible_op_id) "
-                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", kRows),
         memcpy_ins(h, "INSERT INTO _memcpy(id, trace_id, device_id, stream_id, pid, start_ns, dur_ns, bytes, kind, src_kind, dst_kind, "
-                      "correlation_id, external_id, api_call_id, op_id, iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+                      "correlation_id, external_id, api_call_id, op_id, iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", kRows),
         memset_ins(h, "INSERT INTO _memset(id, trace_id, device_id, stream_id, pid, start_ns, dur_ns, bytes, mem_kind, correlation_id, "
-                      "external_id, api_call_id, op_id, iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+                      "external_id, api_call_id, op_id, iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", kRows),
         api_ins(h, "INSERT INTO _api_call(id, trace_id, pid, tid, start_ns, dur_ns, name_id, kind, correlation_id, external_id, op_id, "
-                   "iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"),
+                   "iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", kRows),
         range_ins(h, "INSERT INTO _range(id, trace_id, pid, tid, start_ns, dur_ns, name_id, kind, domain, device_id, external_id, "
                      "sequence_number, fwd_thread_id, input_dims_id, input_types_id, call_stack_id, module_id, parent_id, depth) "
-                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", kRows),
         collective_ins(h, "INSERT INTO collective_arg(range_id, trace_id, collective_name, process_group, pg_desc, seq, in_nelems, "
-                          "out_nelems, dtype, group_size, group_ranks) VALUES (?,?,?,?,?,?,?,?,?,?,?)"),
+                          "out_nelems, dtype, group_size, group_ranks) VALUES (?,?,?,?,?,?,?,?,?,?,?)", kRows),
         flow_ins(h, "INSERT INTO flow(trace_id, kind, flow_id, src_pid, src_tid, src_ts_ns, dst_pid, dst_tid, dst_ts_ns) "
-                    "VALUES (?,?,?,?,?,?,?,?,?)"),
+                    "VALUES (?,?,?,?,?,?,?,?,?)", kRows),
         memory_ins(h, "INSERT INTO memory_sample(trace_id, device_id, ts_ns, allocated_bytes, reserved_bytes, delta_bytes) "
-                      "VALUES (?,?,?,?,?,?)"),
-        counter_ins(h, "INSERT INTO _counter(trace_id, device_id, ts_ns, name_id, value) VALUES (?,?,?,?,?)"),
+                      "VALUES (?,?,?,?,?,?)", kRows),
+        counter_ins(h, "INSERT INTO _counter(trace_id, device_id, ts_ns, name_id, value) VALUES (?,?,?,?,?)", kRows),
         sync_ins(h, "INSERT INTO sync_event(id, trace_id, pid, tid, device_id, stream_id, start_ns, dur_ns, kind, correlation_id, "
-                    "iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?)"),
+                    "iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?)", kRows),
         issue_ins(h, "INSERT INTO import_issue(trace_id, kind, count, example, location) VALUES (?,?,?,?,?)"),
         op_ins(h, "INSERT INTO _op(id, trace_id, range_id, pid, tid, start_ns, dur_ns, name_id, op_type, pass, parent_id, depth, path, "
-                  "iteration, tc_eligible, gpu_time_ns, kernel_count, tc_time_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+                  "iteration, tc_eligible, gpu_time_ns, kernel_count, tc_time_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", kRows),
         iteration_ins(h, "INSERT INTO iteration(trace_id, iteration, number, name, start_ns, end_ns, dur_ns, gpu_start_ns, "
                          "gpu_end_ns, source) VALUES (?,?,?,?,?,?,?,?,?,?)"),
         breakdown_ins(h, "INSERT INTO breakdown(trace_id, device_id, iteration, category, time_ns) VALUES (?,?,?,?,?)"),
@@ -181,21 +221,21 @@ struct Writer {
                       "dataloader_ns, cpu_ns, idle_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
         undescribed_ins(h, "INSERT OR IGNORE INTO device(trace_id, device_id, has_activity) VALUES (?, ?, 1)"),
         os_call_ins(h, "INSERT INTO _os_call(id, trace_id, pid, tid, start_ns, dur_ns, name_id, return_value, nesting_level, "
-                       "caller_id) VALUES (?,?,?,?,?,?,?,?,?,?)"),
-        cpu_sample_ins(h, "INSERT INTO _cpu_sample(id, trace_id, pid, tid, ts_ns, cpu, leaf_id) VALUES (?,?,?,?,?,?,?)"),
-        cpu_frame_ins(h, "INSERT INTO _cpu_frame(sample_id, trace_id, depth, name_id, module_id) VALUES (?,?,?,?,?)"),
-        graph_node_ins(h, "INSERT INTO kernel_graph_node(kernel_id, trace_id, graph_id, graph_node_id) VALUES (?,?,?,?)"),
+                       "caller_id) VALUES (?,?,?,?,?,?,?,?,?,?)", kRows),
+        cpu_sample_ins(h, "INSERT INTO _cpu_sample(id, trace_id, pid, tid, ts_ns, cpu, leaf_id) VALUES (?,?,?,?,?,?,?)", kRows),
+        cpu_frame_ins(h, "INSERT INTO _cpu_frame(sample_id, trace_id, depth, name_id, module_id) VALUES (?,?,?,?,?)", kRows),
+        graph_node_ins(h, "INSERT INTO kernel_graph_node(kernel_id, trace_id, graph_id, graph_node_id) VALUES (?,?,?,?)", kRows),
         node_event_ins(h, "INSERT INTO _graph_node_event(trace_id, pid, tid, start_ns, dur_ns, name_id, event_class, "
                           "graph_node_id, original_graph_node_id) VALUES (?,?,?,?,?,?,?,?,?)"),
         series_ins(h, "INSERT INTO sample_series(series_id, trace_id, device_id, pid, metric, unit, source, format, offset_ns) "
                       "VALUES (?,?,?,?,?,?,?,?,?)"),
-        point_ins(h, "INSERT INTO sample_point(series_id, ts_ns, value) VALUES (?,?,?)"),
+        point_ins(h, "INSERT INTO sample_point(series_id, ts_ns, value) VALUES (?,?,?)", kRows),
         operator_ins(h, "INSERT INTO operator_timing(trace_id, source, operator, module, time_ns, count, first_line) "
                         "VALUES (?,?,?,?,?,?,?)"),
         source_ins(h, "INSERT INTO _source(trace_id, op_id, api_call_id, range_id, origin, file_id, line, function_id, "
-                      "module_path_id, stack_id, forward_op_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)"),
+                      "module_path_id, stack_id, forward_op_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)", kRows),
         graph_kernel_ins(h, "INSERT INTO graph_kernel(kernel_id, trace_id, graph_id, node, replay, launch_api_call_id, "
-                            "captured_op_id) VALUES (?,?,?,?,?,?,?)"),
+                            "captured_op_id) VALUES (?,?,?,?,?,?,?)", kRows),
         cuda_graph_ins(h, "INSERT INTO cuda_graph(trace_id, graph_id, id_source, device_id, replays, kernels_per_replay, "
                           "gpu_time_ns, gpu_time_per_replay_ns, span_per_replay_ns, capture_start_ns, captured_ops, "
                           "top_captured_op) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"),
@@ -203,7 +243,7 @@ struct Writer {
                       "triton_kernels, triton_time_ns, other_kernels, other_time_ns, fallback_ops, graph_break_before, "
                       "graph_break_cause) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
         kernel_compiled_ins(h, "INSERT INTO kernel_compiled(kernel_id, trace_id, region_range_id, triton_kind, fallback) "
-                               "VALUES (?,?,?,?,?)"),
+                               "VALUES (?,?,?,?,?)", kRows),
         job_ins(h, "INSERT INTO job(job_id, source, world_size, ranks_present, aligned, residual_ns, alignment_note) "
                    "VALUES (?,?,?,?,?,?,?)"),
         job_rank_ins(h, "INSERT INTO job_rank(job_id, rank, trace_id, pid, device_id, clock_offset_ns, offset_residual_ns) "
@@ -211,7 +251,7 @@ struct Writer {
         instance_ins(h, "INSERT INTO collective_instance(job_id, instance_id, process_group, seq, type, bytes, ranks, "
                         "first_rank, last_rank, last_arrival_ns, end_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?)"),
         participation_ins(h, "INSERT INTO collective_participation(job_id, instance_id, rank, trace_id, op_id, kernel_id, "
-                             "start_ns, end_ns, wait_ns, transfer_ns, iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?)") {}
+                             "start_ns, end_ns, wait_ns, transfer_ns, iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?)", kRows) {}
 
   sqlite3* db;
   Stmt trace_ins, device_ins, process_ins, thread_ins, stream_ins, kernel_ins, memcpy_ins, memset_ins, api_ins, range_ins,
@@ -224,6 +264,14 @@ struct Writer {
   Stmt source_ins;                                      // schema/0008_source.sql
   Stmt graph_kernel_ins, cuda_graph_ins, region_ins, kernel_compiled_ins;  // schema/0009_graphs_compiled.sql
   Stmt job_ins, job_rank_ins, instance_ins, participation_ins;           // schema/0005_jobs.sql
+
+  // The rows the batched statements still hold: before COMMIT.
+  void flush() {
+    for (Stmt* st : {&kernel_ins, &memcpy_ins, &memset_ins, &api_ins, &range_ins, &collective_ins, &flow_ins, &memory_ins,
+                     &counter_ins, &sync_ins, &op_ins, &os_call_ins, &cpu_sample_ins, &cpu_frame_ins, &graph_node_ins,
+                     &point_ins, &source_ins, &graph_kernel_ins, &kernel_compiled_ins, &participation_ins})
+      st->flush();
+  }
 
   static int64_t at(int64_t base, int64_t index) { return index >= 0 ? base + index : kNone; }
   static int64_t sid(const Bases& b, int64_t local) {
@@ -535,6 +583,7 @@ void write_models(Store& store, const std::vector<TraceModel*>& models, const Jo
     for (size_t i = 0; i < models.size(); ++i) w.facts(*models[i], bases[i]);
     for (size_t i = 0; i < models.size(); ++i) w.derived(*models[i], bases[i]);
     if (jobs) w.jobs(*jobs, bases);
+    w.flush();
     exec(h, "COMMIT");
     for (size_t i = 0; i < models.size(); ++i) models[i]->trace_id = bases[i].trace;
   } catch (...) {

@@ -538,6 +538,31 @@ TEST(DeriveStore, DeviceActivityAndUndescribedDevices) {
   b.expect_breakdown_sums({{-1, 2 * 70}});
 }
 
+// The store writes its large tables 128 rows per INSERT (engine/store/model_io.cpp): 300 kernels
+// and 301 ranges are two full batches and a shorter last one each; every row arrives once, in
+// order, with its own values (start = 10 * i by construction), and a second write continues the ids.
+TEST(DeriveStore, BatchedWriteKeepsEveryRowInOrder) {
+  TraceBuilder b;
+  for (int64_t i = 0; i < 300; ++i) {
+    b.api(1, 10 * i, 5, i + 1);
+    b.kernel(10 * i + 2, 3, i % 2 ? "odd" : "even", i + 1);
+  }
+  for (int64_t i = 0; i < 301; ++i) b.range(2, 10 * i, 4, "aten::op" + std::to_string(i));
+  b.derive();
+  EXPECT_EQ(b.num("SELECT COUNT(*) FROM _kernel"), 300);
+  EXPECT_EQ(b.num("SELECT COUNT(*) FROM _kernel WHERE start_ns = 10 * (id - 1) + 2 AND dur_ns = 3"), 300);
+  EXPECT_EQ(b.num("SELECT COUNT(*) FROM kernel k WHERE k.name = CASE (k.id - 1) % 2 WHEN 1 THEN 'odd' ELSE 'even' END"), 300);
+  EXPECT_EQ(b.num("SELECT COUNT(*) FROM _kernel k JOIN _api_call a ON a.id = k.api_call_id WHERE a.correlation_id = k.id"), 300);
+  EXPECT_EQ(b.num("SELECT COUNT(*) FROM range WHERE name = 'aten::op' || ((start_ns / 10)) AND dur_ns = 4"), 301);
+  // The launches run on a thread without ranges: one more op gathers them.
+  EXPECT_EQ(b.num("SELECT COUNT(*) FROM op WHERE name LIKE 'aten::op%'"), 301);
+  EXPECT_EQ(b.column("SELECT name FROM op WHERE name NOT LIKE 'aten::op%'"), (Strings{"unassociated:cudaLaunchKernel"}));
+  EXPECT_EQ(b.num("SELECT MAX(id) - MIN(id) + 1 FROM _range"), 301);
+  b.rederive({});
+  EXPECT_EQ(b.num("SELECT COUNT(*) FROM _kernel WHERE start_ns = 10 * (id - 1) + 2"), 300);
+  EXPECT_EQ(b.num("SELECT COUNT(*) FROM op"), 302);
+}
+
 TEST(DeriveStore, DerivesOnlyNewTracesUnlessForced) {
   TraceBuilder b;
   b.range(1, 0, 10, "aten::a");

@@ -63,11 +63,17 @@ inline const char* find_structural(const char* p, const char* e) {
 inline uint64_t count_newlines(const char* p, const char* e) {
   uint64_t n = 0;
 #if defined(__SSE2__)
+  // Each byte lane counts its newlines (a match is -1: subtracting it adds 1) for at most 255
+  // blocks, then the lanes are summed. A popcount of the match mask would be a libgcc call
+  // without -mpopcnt (the build targets plain x86-64): 1.3% of the tiled trace's time.
   const __m128i newline = _mm_set1_epi8('\n');
+  const __m128i zero = _mm_setzero_si128();
   while (e - p >= 16) {
-    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    n += static_cast<uint64_t>(__builtin_popcount(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, newline)))));
-    p += 16;
+    __m128i lanes = zero;
+    for (int blocks = 0; blocks < 255 && e - p >= 16; ++blocks, p += 16)
+      lanes = _mm_sub_epi8(lanes, _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), newline));
+    __m128i sums = _mm_sad_epu8(lanes, zero);  // two 64-bit sums of eight lanes each
+    n += static_cast<uint64_t>(_mm_cvtsi128_si64(sums)) + static_cast<uint64_t>(_mm_cvtsi128_si64(_mm_unpackhi_epi64(sums, sums)));
   }
 #endif
   for (; p < e; ++p) n += *p == '\n';
