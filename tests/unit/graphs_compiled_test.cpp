@@ -456,3 +456,32 @@ TEST(CompiledFixtures, BreaksWithOnlyPythonBetweenRegionsCount) {
 
 }  // namespace
 }  // namespace proflint
+
+namespace proflint {
+namespace {
+
+// The one real export with the table (nsys 2022.2, all tables exported) has it empty: nothing is
+// imported and no issue is raised (python3/sqlite3: SELECT COUNT(*) FROM CUDA_GRAPH_EVENTS = 0).
+TEST(GraphNodeEvents, RealExportWithAnEmptyTableImportsNothing) {
+  REALDATA_OR_SKIP(path, "nsys/nsys2022_saxpy_mpi_all_tables.sqlite");
+  Store store = load_inputs({path}, LoadOptions{});
+  EXPECT_EQ(store.db().execAndGet("SELECT COUNT(*) FROM graph_node_event").getInt64(), 0);
+  EXPECT_EQ(store.db().execAndGet("SELECT COUNT(*) FROM import_issue WHERE kind LIKE 'graph%'").getInt64(), 0);
+}
+
+// hta_a100_16rank_rank0, python3 over the JSON: per ProfilerStep 7 'CompiledFunction' regions on
+// thread 4515; between consecutive ones, in every step, ops once ('## forward:sparse_arch ##',
+// aten::view, aten::cat, ... between the 2nd and 3rd) and nothing at all five times (gaps of
+// 37-214 us): 5 eager and 25 Python-only breaks over the 5 steps.
+TEST(GraphsRealdataBreaks, Hta16RankCountsPythonOnlyBreaksBetweenCompiledFunctions) {
+  REALDATA_OR_SKIP(path, "kineto/hta_a100_16rank_rank0.json.gz");
+  Store store = load_inputs({path}, LoadOptions{});
+  EXPECT_EQ(store.db().execAndGet("SELECT COUNT(*) FROM compiled_region WHERE graph_break_cause = 'eager_ops'").getInt64(), 5);
+  EXPECT_EQ(store.db().execAndGet("SELECT COUNT(*) FROM compiled_region WHERE graph_break_cause = 'python_only'").getInt64(), 25);
+  auto s = summarize(store).at(0);
+  EXPECT_EQ(s.compiled.graph_breaks, 30);
+  EXPECT_EQ(s.compiled.graph_breaks_python_only, 25);
+}
+
+}  // namespace
+}  // namespace proflint
