@@ -14,8 +14,11 @@
 #include <range/v3/view/enumerate.hpp>
 #include <range/v3/view/take.hpp>
 #include <set>
+#include <tuple>
+#include <vector>
 
 #include "engine/analysis/detector.hpp"
+#include "engine/analysis/id_list.hpp"
 #include "engine/common/format.hpp"
 
 namespace proflint {
@@ -145,17 +148,20 @@ class NoFusion final : public Detector {
       std::map<std::pair<std::string, std::string>, int64_t> by_name;
       std::set<int64_t> optimizer_ops;
       {
-        SQLite::Statement o(db, "SELECT s.value, o.pass FROM _op o JOIN string s ON s.id = o.name_id WHERE o.id = ?");
+        // Name and pass of every op at once (10^4-10^5 ops on long traces).
+        std::map<int64_t, std::pair<std::string, std::string>> named;  // op id -> name, pass
+        std::vector<int64_t> ids;
+        for (const auto& [op, n] : kernels_by_op)
+          if (op >= 0) ids.push_back(op);
+        for_rows_with_ids(db, "SELECT o.id, s.value, o.pass FROM _op o JOIN string s ON s.id = o.name_id WHERE o.id IN ({ids})",
+                          std::move(ids), [&](SQLite::Statement& o) {
+                            named.emplace(o.getColumn(0).getInt64(),
+                                          std::pair{o.getColumn(1).getString(),
+                                                    o.getColumn(2).isNull() ? "other" : o.getColumn(2).getString()});
+                          });
         for (const auto& [op, n] : kernels_by_op) {
           std::string name = "(no op)", pass = "other";
-          if (op >= 0) {
-            o.reset();
-            o.bind(1, op);
-            if (o.executeStep()) {
-              name = o.getColumn(0).getString();
-              pass = o.getColumn(1).isNull() ? "other" : o.getColumn(1).getString();
-            }
-          }
+          if (auto it = named.find(op); it != named.end()) std::tie(name, pass) = it->second;
           by_name[{name, pass}] += n;
           if (pass == "optimizer") optimizer_ops.insert(op);
         }

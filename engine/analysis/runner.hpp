@@ -48,10 +48,14 @@ struct AnalysisTask {
 // bench/run_bench.py can tell where analysis time goes. Off by default: output stays deterministic.
 class StageClock {
  public:
+  StageClock();
+  // "timing WHAT W ms cpu C ms": wall time and this thread's CPU time since construction (on a
+  // loaded machine the CPU time is the figure to compare).
   void report(const std::string& what) const;
 
  private:
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  double cpu_start_ms_ = 0;
 };
 
 // Runs the tasks on up to available_jobs(requested_jobs) threads, each with its own read-only

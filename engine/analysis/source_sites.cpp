@@ -6,19 +6,18 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/analysis/id_list.hpp"
 #include "engine/common/format.hpp"
 
 namespace proflint {
 
 namespace {
 std::string text_or_empty(const SQLite::Column& c) { return c.isNull() ? std::string() : c.getString(); }
-}  // namespace
-
-// Columns 0-3 of a row of the source view: file, line, function, module_path.
-SourceSites::Key SourceSites::key_of(SQLite::Statement& q) {
-  return Key{text_or_empty(q.getColumn(0)), q.getColumn(1).isNull() ? 0 : q.getColumn(1).getInt64(),
-             text_or_empty(q.getColumn(2)), text_or_empty(q.getColumn(3))};
+std::optional<int64_t> opt_int(const SQLite::Column& c) {
+  if (c.isNull()) return std::nullopt;
+  return c.getInt64();
 }
+}  // namespace
 
 SourceSites::SourceSites(const Facts& facts, int64_t trace_id, std::string time_label)
     : facts_(facts), trace_id_(trace_id), label_(std::move(time_label)) {
@@ -32,73 +31,178 @@ SourceSites::SourceSites(const Facts& facts, int64_t trace_id, std::string time_
   if (const TraceSummary* s = facts_.summary(trace_id_)) iterations_ = s->iterations.count;
 }
 
-SQLite::Statement& SourceSites::statement(std::unique_ptr<SQLite::Statement>& slot, const std::string& sql) {
-  if (!slot) slot = std::make_unique<SQLite::Statement>(facts_.db(), sql);
-  slot->reset();
-  slot->clearBindings();
-  return *slot;
+void SourceSites::add(Kind kind, int64_t id, int64_t time_ns) {
+  if (available_) added_.push_back({kind, id, time_ns});
+}
+void SourceSites::add_op(int64_t op_id, int64_t time_ns) { add(Kind::op, op_id, time_ns); }
+void SourceSites::add_api_call(int64_t api_call_id, int64_t time_ns) { add(Kind::api_call, api_call_id, time_ns); }
+void SourceSites::add_kernel(int64_t kernel_id, int64_t time_ns) { add(Kind::kernel, kernel_id, time_ns); }
+void SourceSites::add_memcpy(int64_t memcpy_id, int64_t time_ns) { add(Kind::memcpy, memcpy_id, time_ns); }
+void SourceSites::add_memset(int64_t memset_id, int64_t time_ns) { add(Kind::memset, memset_id, time_ns); }
+void SourceSites::add_range(int64_t range_id, int64_t time_ns) { add(Kind::range, range_id, time_ns); }
+
+// Rows of `sql` (columns: id, file, line, function, module_path, name[, parent_id[, forward op
+// name]]) whose place is known (a file or a module path), by id.
+void SourceSites::load_attributed(const char* sql, std::vector<int64_t> ids, std::map<int64_t, Attributed>& into) {
+  for_rows_with_ids(facts_.db(), sql, std::move(ids), [&](SQLite::Statement& q) {
+    if (q.getColumn(1).isNull() && q.getColumn(4).isNull()) return;
+    Attributed a;
+    a.key = Key{text_or_empty(q.getColumn(1)), q.getColumn(2).isNull() ? 0 : q.getColumn(2).getInt64(),
+                text_or_empty(q.getColumn(3)), text_or_empty(q.getColumn(4))};
+    a.name = q.getColumn(5).getString();
+    if (q.getColumnCount() > 6) a.parent = opt_int(q.getColumn(6));
+    // A backward op placed at its forward op's line is named after that op (schema/0012).
+    if (q.getColumnCount() > 7 && !q.getColumn(7).isNull()) {
+      a.backward = true;
+      a.name = "backward of " + q.getColumn(7).getString();
+    }
+    into.emplace(q.getColumn(0).getInt64(), std::move(a));
+  });
+}
+
+// The source rows of `ids` and, for those with one, of their ancestors (of_op climbs to the
+// outermost op at the same place).
+void SourceSites::load_ops(std::vector<int64_t> ids) {
+  while (!ids.empty()) {
+    std::map<int64_t, Attributed> found;
+    load_attributed("SELECT o.id, s.file, s.line, s.function, s.module_path, o.name, o.parent_id, fn.value FROM op o "
+                    "JOIN source s ON s.op_id = o.id LEFT JOIN _op fo ON fo.id = s.forward_op_id "
+                    "LEFT JOIN string fn ON fn.id = fo.name_id WHERE o.id IN ({ids})",
+                    ids, found);
+    std::vector<int64_t> parents;
+    for (int64_t id : ids) {
+      auto it = found.find(id);
+      if (it == found.end()) {
+        ops_.emplace(id, std::nullopt);
+        continue;
+      }
+      if (it->second.parent && !ops_.contains(*it->second.parent)) parents.push_back(*it->second.parent);
+      ops_.emplace(id, std::move(it->second));
+    }
+    std::sort(parents.begin(), parents.end());
+    parents.erase(std::unique(parents.begin(), parents.end()), parents.end());
+    std::erase_if(parents, [&](int64_t p) { return ops_.contains(p); });
+    ids = std::move(parents);
+  }
+}
+
+void SourceSites::resolve() {
+  if (added_.empty()) return;
+  auto& db = facts_.db();
+  // 1. The op and API call of each kernel, copy and set, and the op of each API call.
+  static constexpr const char* kTables[3] = {"_kernel", "_memcpy", "_memset"};
+  std::vector<int64_t> rows[3], apis, ranges, ops;
+  for (const Added& a : added_) {
+    switch (a.kind) {
+      case Kind::op: ops.push_back(a.id); break;
+      case Kind::api_call: apis.push_back(a.id); break;
+      case Kind::kernel: rows[0].push_back(a.id); break;
+      case Kind::memcpy: rows[1].push_back(a.id); break;
+      case Kind::memset: rows[2].push_back(a.id); break;
+      case Kind::range: ranges.push_back(a.id); break;
+    }
+  }
+  for (int t = 0; t < 3; ++t)
+    for_rows_with_ids(db, fmt::format("SELECT id, op_id, api_call_id FROM {} WHERE id IN ({{ids}})", kTables[t]),
+                      std::move(rows[t]), [&](SQLite::Statement& q) {
+                        links_[t].emplace(q.getColumn(0).getInt64(), Links{opt_int(q.getColumn(1)), opt_int(q.getColumn(2))});
+                      });
+  for_rows_with_ids(db, "SELECT id, op_id FROM _api_call WHERE id IN ({ids})", std::move(apis),
+                    [&](SQLite::Statement& q) { api_op_.emplace(q.getColumn(0).getInt64(), opt_int(q.getColumn(1))); });
+  // 2. The source rows of those ops (and their ancestors).
+  for (const auto& table : links_)
+    for (const auto& [id, l] : table)
+      if (l.op) ops.push_back(*l.op);
+  for (const auto& [id, op] : api_op_)
+    if (op) ops.push_back(*op);
+  std::sort(ops.begin(), ops.end());
+  ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
+  load_ops(std::move(ops));
+  // 3. The API calls counted at their own place: those outside any op with a source.
+  std::vector<int64_t> own;
+  auto op_found = [&](const std::optional<int64_t>& op) { return op && of_op(*op).ok; };
+  for (const auto& table : links_)
+    for (const auto& [id, l] : table)
+      if (!op_found(l.op) && l.api_call) own.push_back(*l.api_call);
+  for (const auto& [id, op] : api_op_)
+    if (!op_found(op)) own.push_back(id);
+  load_attributed("SELECT a.id, s.file, s.line, s.function, s.module_path, a.name FROM api_call a "
+                  "JOIN source s ON s.api_call_id = a.id WHERE a.id IN ({ids})",
+                  std::move(own), api_calls_);
+  load_attributed("SELECT r.id, s.file, s.line, s.function, s.module_path, r.name FROM range r "
+                  "JOIN source s ON s.range_id = r.id WHERE r.id IN ({ids})",
+                  std::move(ranges), ranges_);
+  // 4. Each added row at its place.
+  for (const Added& a : added_) {
+    switch (a.kind) {
+      case Kind::op: count(of_op(a.id), a.time_ns); break;
+      case Kind::api_call: {
+        auto it = api_op_.find(a.id);
+        if (it == api_op_.end()) break;  // no such call
+        Found f = it->second ? of_op(*it->second) : Found{};
+        count(f.ok ? f : of_api_call(a.id), a.time_ns);  // outside any op: its own row (torch.cuda.synchronize())
+        break;
+      }
+      case Kind::kernel:
+      case Kind::memcpy:
+      case Kind::memset: {
+        const auto& table = links_[a.kind == Kind::kernel ? 0 : a.kind == Kind::memcpy ? 1 : 2];
+        if (auto it = table.find(a.id); it != table.end()) count(of_links(it->second), a.time_ns);
+        break;
+      }
+      case Kind::range: count(of_range(a.id), a.time_ns); break;
+    }
+  }
+  added_.clear();
 }
 
 SourceSites::Found SourceSites::of_op(int64_t op_id) {
   if (auto it = op_cache_.find(op_id); it != op_cache_.end()) return it->second;
   Found f;
-  std::optional<int64_t> parent;
-  {
-    SQLite::Statement& q = statement(op_q_,
-                                     "SELECT s.file, s.line, s.function, s.module_path, o.name, o.parent_id, fn.value FROM op o "
-                                     "JOIN source s ON s.op_id = o.id LEFT JOIN _op fo ON fo.id = s.forward_op_id "
-                                     "LEFT JOIN string fn ON fn.id = fo.name_id WHERE o.id = ?");
-    q.bind(1, op_id);
-    if (q.executeStep() && !(q.getColumn(0).isNull() && q.getColumn(3).isNull())) {
-      f.ok = true;
-      f.key = key_of(q);
-      // A backward op placed at its forward op's line is named after that op (schema/0012).
-      f.backward = !q.getColumn(6).isNull();
-      f.what = f.backward ? "backward of " + q.getColumn(6).getString() : q.getColumn(4).getString();
-      f.unit = "op:" + std::to_string(op_id);
-      if (!q.getColumn(5).isNull()) parent = q.getColumn(5).getInt64();
-    }
-  }
-  // Name the call the user made: the outermost op at the same place (aten::item, not the
-  // aten::_local_scalar_dense inside it).
-  if (f.ok && parent) {
-    Found up = of_op(*parent);
-    if (up.ok && up.key == f.key && up.backward == f.backward) {
-      f.what = up.what;
-      f.unit = up.unit;
+  auto row = ops_.find(op_id);
+  if (row != ops_.end() && row->second) {
+    const Attributed& a = *row->second;
+    f.ok = true;
+    f.key = a.key;
+    f.what = a.name;
+    f.unit = "op:" + std::to_string(op_id);
+    f.backward = a.backward;
+    // Name the call the user made: the outermost op at the same place (aten::item, not the
+    // aten::_local_scalar_dense inside it).
+    if (a.parent) {
+      Found up = of_op(*a.parent);
+      if (up.ok && up.key == f.key && up.backward == f.backward) {
+        f.what = up.what;
+        f.unit = up.unit;
+      }
     }
   }
   op_cache_.emplace(op_id, f);
   return f;
 }
 
-SourceSites::Found SourceSites::of_row(const char* table, int64_t id) {
-  SQLite::Statement& q = statement(row_q_[table], fmt::format("SELECT op_id, api_call_id FROM {} WHERE id = ?", table));
-  q.bind(1, id);
-  if (!q.executeStep()) return {};
-  if (!q.getColumn(0).isNull()) {
-    Found f = of_op(q.getColumn(0).getInt64());
+SourceSites::Found SourceSites::of_links(const Links& l) {
+  if (l.op) {
+    Found f = of_op(*l.op);
     if (f.ok) return f;
   }
-  if (q.getColumn(1).isNull()) return {};
-  return of_api_call(q.getColumn(1).getInt64());
+  if (!l.api_call) return {};
+  return of_api_call(*l.api_call);
 }
 
 SourceSites::Found SourceSites::of_api_call(int64_t api_call_id) {
-  SQLite::Statement& s = statement(api_q_,
-                                   "SELECT s.file, s.line, s.function, s.module_path, a.name FROM api_call a "
-                                   "JOIN source s ON s.api_call_id = a.id WHERE a.id = ?");
-  s.bind(1, api_call_id);
-  if (!s.executeStep() || (s.getColumn(0).isNull() && s.getColumn(3).isNull())) return {};
-  Found f;
-  f.ok = true;
-  f.key = key_of(s);
-  f.what = s.getColumn(4).getString();
-  f.unit = "api:" + std::to_string(api_call_id);
-  return f;
+  auto it = api_calls_.find(api_call_id);
+  if (it == api_calls_.end()) return {};
+  return Found{true, it->second.key, it->second.name, "api:" + std::to_string(api_call_id)};
 }
 
-void SourceSites::add(const Found& f, int64_t time_ns) {
+SourceSites::Found SourceSites::of_range(int64_t range_id) {
+  auto it = ranges_.find(range_id);
+  if (it == ranges_.end()) return {};
+  return Found{true, it->second.key, it->second.name, "range:" + std::to_string(range_id)};
+}
+
+void SourceSites::count(const Found& f, int64_t time_ns) {
   if (!f.ok) return;
   Site& s = sites_[{f.key, f.backward}];
   s.units.insert(f.unit);
@@ -106,51 +210,8 @@ void SourceSites::add(const Found& f, int64_t time_ns) {
   ++s.what[f.what];
 }
 
-void SourceSites::add_op(int64_t op_id, int64_t time_ns) {
-  if (available_) add(of_op(op_id), time_ns);
-}
-
-void SourceSites::add_api_call(int64_t api_call_id, int64_t time_ns) {
-  if (!available_) return;
-  SQLite::Statement& q = statement(api_op_q_, "SELECT op_id FROM _api_call WHERE id = ?");
-  q.bind(1, api_call_id);
-  if (!q.executeStep()) return;
-  if (!q.getColumn(0).isNull()) {
-    Found f = of_op(q.getColumn(0).getInt64());
-    if (f.ok) {
-      add(f, time_ns);
-      return;
-    }
-  }
-  add(of_api_call(api_call_id), time_ns);  // outside any op: its own row (e.g. torch.cuda.synchronize())
-}
-
-void SourceSites::add_kernel(int64_t kernel_id, int64_t time_ns) {
-  if (available_) add(of_row("_kernel", kernel_id), time_ns);
-}
-void SourceSites::add_memcpy(int64_t memcpy_id, int64_t time_ns) {
-  if (available_) add(of_row("_memcpy", memcpy_id), time_ns);
-}
-void SourceSites::add_memset(int64_t memset_id, int64_t time_ns) {
-  if (available_) add(of_row("_memset", memset_id), time_ns);
-}
-
-void SourceSites::add_range(int64_t range_id, int64_t time_ns) {
-  if (!available_) return;
-  SQLite::Statement& q = statement(range_q_,
-                                   "SELECT s.file, s.line, s.function, s.module_path, r.name FROM range r "
-                                   "JOIN source s ON s.range_id = r.id WHERE r.id = ?");
-  q.bind(1, range_id);
-  if (!q.executeStep() || (q.getColumn(0).isNull() && q.getColumn(3).isNull())) return;
-  Found f;
-  f.ok = true;
-  f.key = key_of(q);
-  f.what = q.getColumn(4).getString();
-  f.unit = "range:" + std::to_string(range_id);
-  add(f, time_ns);
-}
-
-std::vector<SourceLocation> SourceSites::top(size_t k) const {
+std::vector<SourceLocation> SourceSites::top(size_t k) {
+  resolve();
   std::vector<SourceLocation> out;
   for (const auto& [place, site] : sites_) {
     SourceLocation l;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -28,15 +29,17 @@ class SourceSites {
   // True when the trace records source or module attribution at all (else adding is a no-op).
   bool available() const { return available_; }
 
+  // The rows are looked up when top() is called, all of a kind at once (a finding may add 10^5
+  // launches: one statement per row cost more than the detector's own queries).
   void add_op(int64_t op_id, int64_t time_ns);
   void add_api_call(int64_t api_call_id, int64_t time_ns);  // through its op, else its own source row
-  void add_kernel(int64_t kernel_id, int64_t time_ns);      // through its op
+  void add_kernel(int64_t kernel_id, int64_t time_ns);      // through its op, else its API call
   void add_memcpy(int64_t memcpy_id, int64_t time_ns);      // through its op, else its API call
   void add_memset(int64_t memset_id, int64_t time_ns);
   void add_range(int64_t range_id, int64_t time_ns);        // DataLoader fetch annotations (their own rows)
 
   // The places with the most time (then count), at most `k`. Rows without attribution are left out.
-  std::vector<SourceLocation> top(size_t k) const;
+  std::vector<SourceLocation> top(size_t k);
 
  private:
   struct Site {
@@ -55,22 +58,42 @@ class SourceSites {
     // A backward op at its forward op's place: counted apart from the forward ops there.
     bool backward = false;
   };
-  void add(const Found& f, int64_t time_ns);
-  Found of_op(int64_t op_id);
-  Found of_row(const char* table, int64_t id);
-  Found of_api_call(int64_t api_call_id);  // its own source row (calls outside any op)
-  static Key key_of(SQLite::Statement& q);
+  // A row with a source: its place and name (the op's parent too, for ops).
+  struct Attributed {
+    Key key;
+    std::string name;
+    std::optional<int64_t> parent;
+    bool backward = false;  // a backward op at its forward op's place (name: 'backward of <forward op>')
+  };
+  enum class Kind { op, api_call, kernel, memcpy, memset, range };
+  struct Added {
+    Kind kind;
+    int64_t id, time_ns;
+  };
+  struct Links {  // a kernel's, copy's or API call's op and API call
+    std::optional<int64_t> op, api_call;
+  };
 
-  // Statements prepared once and reused: a finding may add 10^5 launches.
-  SQLite::Statement& statement(std::unique_ptr<SQLite::Statement>& slot, const std::string& sql);
-  std::unique_ptr<SQLite::Statement> op_q_, api_q_, api_op_q_, range_q_;
-  std::map<std::string, std::unique_ptr<SQLite::Statement>> row_q_;
+  void add(Kind kind, int64_t id, int64_t time_ns);
+  void resolve();  // looks up every added row, then counts it at its place
+  void count(const Found& f, int64_t time_ns);
+  Found of_op(int64_t op_id);
+  Found of_links(const Links& l);
+  Found of_api_call(int64_t api_call_id);  // its own source row (calls outside any op)
+  Found of_range(int64_t range_id);
+  void load_ops(std::vector<int64_t> ids);
+  void load_attributed(const char* sql, std::vector<int64_t> ids, std::map<int64_t, Attributed>& into);
 
   const Facts& facts_;
   int64_t trace_id_;
   std::string label_;
   bool available_ = false;
   int64_t iterations_ = 0;
+  std::vector<Added> added_;
+  std::map<int64_t, Links> links_[3];                      // kernel, memcpy, memset rows
+  std::map<int64_t, std::optional<int64_t>> api_op_;       // API call -> its op
+  std::map<int64_t, std::optional<Attributed>> ops_;       // op -> its source (nullopt: none), once loaded
+  std::map<int64_t, Attributed> api_calls_, ranges_;       // their own source rows
   std::map<int64_t, Found> op_cache_;
   std::map<std::pair<Key, bool>, Site> sites_;  // (place, backward) -> what was added there
 };

@@ -572,6 +572,7 @@ class ChromeExporter {
 }  // namespace
 
 ChromeExportStats write_chrome_trace(Store& store, const std::vector<Finding>& findings, std::ostream& out) {
+  store.create_report_indexes();  // op_by_range: the op of each range
   return ChromeExporter(store, findings, out).run();
 }
 

@@ -493,6 +493,7 @@ class ParaverExporter {
 
 ParaverExportStats write_paraver(Store& store, const std::vector<Finding>& findings, std::ostream& prv, std::ostream& pcf,
                                  std::ostream& row) {
+  store.create_report_indexes();
   return ParaverExporter(store, findings).run(prv, pcf, row);
 }
 

@@ -25,10 +25,16 @@ const std::vector<std::pair<std::string, std::string>>& breakdown_categories() {
 
 namespace {
 
+// 1234567 -> "1,234,567". The magnitude is taken unsigned: -INT64_MIN does not fit an int64_t.
 std::string with_commas(int64_t v) {
-  std::string s = std::to_string(v < 0 ? -v : v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
-  return v < 0 ? "-" + s : s;
+  const uint64_t magnitude = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  const std::string digits = std::to_string(magnitude);
+  std::string out = v < 0 ? "-" : "";
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
 }
 
 std::string iteration_source_text(const std::string& source) {

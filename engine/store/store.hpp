@@ -47,6 +47,10 @@ class Store {
   void create_indexes();
   // Only those on columns that derivation never writes: they can be built before it writes.
   void create_fact_indexes();
+  // The indexes only reports, exports and saved stores use (op_by_range, op_by_name), built when
+  // one of those first needs them: `analyze` would sort the op table twice for nothing. Does
+  // nothing on a read-only store (one saved by proflint has them).
+  void create_report_indexes();
 
   // Copies this store into `out`'s staged file (VACUUM INTO); nothing is at the target before
   // out.commit(). A command stages its store early and commits with its other outputs.

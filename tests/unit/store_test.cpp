@@ -81,6 +81,31 @@ TEST(Store, SavedStoreIsRecognisedAndReopened) {
   fs::remove(path);
 }
 
+// op_by_range and op_by_name serve only reports, exports and saved stores: the store analysis
+// works on does without them, a saved store has them, and asking twice (or on a read-only store)
+// is harmless.
+TEST(Store, ReportIndexesAreBuiltOnlyWhenAskedForAndAlwaysSaved) {
+  auto indexes = [](Store& store) {
+    return store.db().execAndGet("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('op_by_range', 'op_by_name')")
+        .getInt();
+  };
+  auto path = temp_path("indexes.db");
+  {
+    auto store = Store::create_in_memory();
+    store.create_indexes();
+    EXPECT_EQ(indexes(store), 0);
+    EXPECT_EQ(store.db().execAndGet("SELECT count(*) FROM sqlite_master WHERE name = 'range_by_name'").getInt(), 1);
+    store.save_as(path);
+    EXPECT_EQ(indexes(store), 2);
+    store.create_report_indexes();
+    EXPECT_EQ(indexes(store), 2);
+  }
+  auto saved = Store::open_existing(path, true);
+  EXPECT_EQ(indexes(saved), 2);
+  EXPECT_NO_THROW(saved.create_report_indexes());
+  fs::remove(path);
+}
+
 TEST(Store, RefusesStoreFromNewerProflint) {
   auto path = temp_path("newer.db");
   {

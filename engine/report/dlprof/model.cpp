@@ -80,6 +80,7 @@ std::string short_id(const std::string& s) {
 }
 
 Model load_model(Store& store) {
+  store.create_report_indexes();  // op_by_name: the detail report's op list
   auto& db = store.db();
   Model m;
   std::unordered_map<int64_t, size_t> trace_index;
