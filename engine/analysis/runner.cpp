@@ -22,6 +22,7 @@
 #include "engine/analysis/facts.hpp"
 #include "engine/analysis/ranking.hpp"
 #include "engine/common/jobs.hpp"
+#include "engine/common/timing.hpp"
 
 namespace proflint {
 
@@ -47,19 +48,10 @@ void run_task(AnalysisTask& task, const Facts& facts) {
 
 }  // namespace
 
-namespace {
-double thread_cpu_ms() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
-}  // namespace
-
 StageClock::StageClock() : cpu_start_ms_(thread_cpu_ms()) {}
 
 void StageClock::report(const std::string& what) const {
-  static const bool enabled = std::getenv("PROFLINT_TIMINGS") != nullptr;
-  if (!enabled) return;
+  if (!timings_enabled()) return;
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
   std::fprintf(stderr, "timing %s %.3f ms cpu %.3f ms\n", what.c_str(), ms, thread_cpu_ms() - cpu_start_ms_);
 }

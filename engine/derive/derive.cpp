@@ -17,7 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/common/memory.hpp"
+#include "engine/common/timing.hpp"
 #include "engine/derive/breakdown.hpp"
 #include "engine/derive/categories.hpp"
 #include "engine/derive/correlation.hpp"
@@ -32,23 +32,6 @@
 namespace proflint {
 
 namespace {
-
-// PROFLINT_TIMINGS=1: the time of each derivation step on stderr ("timing derive:STEP MS ms").
-class StepClock {
- public:
-  void lap(const char* step) {
-    static const bool enabled = std::getenv("PROFLINT_TIMINGS") != nullptr;
-    if (!enabled) return;
-    auto now = std::chrono::steady_clock::now();
-    auto mem = resident_memory();  // where in derivation the peak is reached
-    std::fprintf(stderr, "timing derive:%s %.3f ms peak-rss %.0f MiB rss %.0f MiB\n", step,
-                 std::chrono::duration<double, std::milli>(now - last_).count(), mem.peak_mib, mem.current_mib);
-    last_ = now;
-  }
-
- private:
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-};
 
 // Tensor Core use and category once per distinct kernel name (names repeat millions of times).
 void classify_kernels(TraceData& t) {

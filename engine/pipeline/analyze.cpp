@@ -14,6 +14,7 @@
 #include "engine/analysis/facts.hpp"
 #include "engine/common/error.hpp"
 #include "engine/common/suggest.hpp"
+#include "engine/common/timing.hpp"
 
 namespace proflint {
 
@@ -214,7 +215,7 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options, const 
     std::clock_t cpu = std::clock();
     run_tasks(store, facts, tasks, options.jobs);
     // CPU time of all threads: cpu ÷ wall is how many cores the detectors and rules kept busy.
-    if (std::getenv("PROFLINT_TIMINGS"))
+    if (timings_enabled())
       std::fprintf(stderr, "timing analysis:all-tasks %.3f ms cpu %.3f ms\n",
                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall).count(),
                    1000.0 * static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC);

@@ -25,7 +25,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/common/jobs.hpp"
-#include "engine/common/memory.hpp"
+#include "engine/common/timing.hpp"
 #include "engine/common/sqlite_file.hpp"
 #include "engine/derive/derive_trace.hpp"
 #include "engine/derive/jobs.hpp"
@@ -91,8 +91,7 @@ class StageTimer {
   explicit StageTimer(const char* stage)
       : stage_(stage), start_(std::chrono::steady_clock::now()), cpu_(std::clock()) {}
   ~StageTimer() {
-    static const bool enabled = std::getenv("PROFLINT_TIMINGS") != nullptr;
-    if (!enabled) return;
+    if (!timings_enabled()) return;
     auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
     // CPU time of all threads: cpu ÷ wall is how many cores the stage kept busy.
     double cpu_ms = 1000.0 * static_cast<double>(std::clock() - cpu_) / CLOCKS_PER_SEC;
@@ -106,21 +105,6 @@ class StageTimer {
   std::clock_t cpu_;
 };
 
-// PROFLINT_TIMINGS=1: the time of each step after import ("timing derive:STEP MS ms").
-class StepClock {
- public:
-  void lap(const char* step) {
-    static const bool enabled = std::getenv("PROFLINT_TIMINGS") != nullptr;
-    if (!enabled) return;
-    auto now = std::chrono::steady_clock::now();
-    std::cerr << "timing derive:" << step << " " << std::chrono::duration<double, std::milli>(now - last_).count()
-              << " ms peak-rss " << resident_memory().peak_mib << " MiB\n";
-    last_ = now;
-  }
-
- private:
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-};
 
 // True when `error`, raised while filling the shared store `store`, is that store running out of
 // room: SQLite's "database or disk is full" (memdb at its size limit; an in-memory store has no
@@ -362,7 +346,7 @@ Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& opti
       return store;
     } catch (...) {
       if (!ran_out_of_room(store, std::current_exception())) throw;
-      if (std::getenv("PROFLINT_TIMINGS")) std::cerr << "timing note: shared store full, writing again unshared\n";
+      if (timings_enabled()) std::cerr << "timing note: shared store full, writing again unshared\n";
     }
   }
   Store store = Store::create_in_memory(Store::Sharing::none);

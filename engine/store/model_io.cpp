@@ -38,6 +38,12 @@ class Stmt {
     if (values == std::string::npos) throw Error(std::string("internal: a batched statement needs VALUES: ") + sql);
     std::string tuple = text.substr(values + 8);
     cols_ = static_cast<int>(std::count(tuple.begin(), tuple.end(), '?'));
+    // SQLite before 3.32 allows 999 parameters per statement (32,766 since).
+    batch = std::min(batch, (sqlite3_limit(db, SQLITE_LIMIT_VARIABLE_NUMBER, -1) - 1) / std::max(cols_, 1));
+    if (batch <= 1) {
+      st_ = prepare(db, sql);
+      return;
+    }
     text.resize(values);
     text += " SELECT * FROM (VALUES " + tuple;
     for (int r = 1; r < batch; ++r) text += "," + tuple;
@@ -68,19 +74,12 @@ class Stmt {
   Stmt& null() { sqlite3_bind_null(st_, ++col_); return *this; }
   void run() {
     if (batch_ > 1 && ++rows_ < batch_) return;  // the next row binds after this one
-    flush();
+    insert();
   }
-  // Inserts the rows a batched statement holds (those of the last, shorter batch).
+  // Inserts the rows a batched statement holds (those of the last, shorter batch); nothing for
+  // a statement that inserts each row at run().
   void flush() {
-    if (batch_ > 1) {
-      if (rows_ == 0) return;
-      sqlite3_bind_int(st_, batch_ * cols_ + 1, rows_);
-      rows_ = 0;
-    }
-    col_ = 0;
-    int rc = sqlite3_step(st_);
-    sqlite3_reset(st_);
-    if (rc != SQLITE_DONE) throw Error(std::string("internal: store write failed: ") + sqlite3_errmsg(db_));
+    if (rows_ > 0) insert();
   }
   // Reading: next row, true while there is one.
   bool step() {
@@ -106,6 +105,16 @@ class Stmt {
   }
 
  private:
+  void insert() {
+    if (batch_ > 1) {
+      sqlite3_bind_int(st_, batch_ * cols_ + 1, rows_);
+      rows_ = 0;
+    }
+    col_ = 0;
+    int rc = sqlite3_step(st_);
+    sqlite3_reset(st_);
+    if (rc != SQLITE_DONE) throw Error(std::string("internal: store write failed: ") + sqlite3_errmsg(db_));
+  }
   static sqlite3_stmt* prepare(sqlite3* db, const char* sql) {
     sqlite3_stmt* st = nullptr;
     if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, nullptr) != SQLITE_OK)

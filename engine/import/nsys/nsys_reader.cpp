@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "engine/common/import_issue_kinds.hpp"
+#include "engine/common/timing.hpp"
 #include "engine/import/samples/sample_text.hpp"
 
 namespace proflint::nsys {
@@ -145,14 +146,6 @@ bool looks_like_nsys_export(const ExportFile& file) {
   return false;
 }
 
-namespace {
-double thread_cpu_ms() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
-}  // namespace
-
 void ExportReader::read_all() {
   const double cpu_before = thread_cpu_ms();
   // PROFLINT_NSYS_READ_AHEAD=0 steps every table on the export's own connection (for comparison).
@@ -181,7 +174,7 @@ void ExportReader::read_all() {
   write_devices();
   if (torch_nvtx_) w_.set_metadata("framework", "pytorch");
   // The reading thread's own CPU time: with the tables read ahead, its share of the import.
-  if (std::getenv("PROFLINT_TIMINGS"))
+  if (timings_enabled())
     std::cerr << "timing nsys_reader_thread_cpu " << thread_cpu_ms() - cpu_before << " ms\n";
 }
 
