@@ -41,8 +41,8 @@ void SourceSites::add_memcpy(int64_t memcpy_id, int64_t time_ns) { add(Kind::mem
 void SourceSites::add_memset(int64_t memset_id, int64_t time_ns) { add(Kind::memset, memset_id, time_ns); }
 void SourceSites::add_range(int64_t range_id, int64_t time_ns) { add(Kind::range, range_id, time_ns); }
 
-// Rows of `sql` (columns: id, file, line, function, module_path, name[, parent_id]) whose place
-// is known (a file or a module path), by id.
+// Rows of `sql` (columns: id, file, line, function, module_path, name[, parent_id[, forward op
+// name]]) whose place is known (a file or a module path), by id.
 void SourceSites::load_attributed(const char* sql, std::vector<int64_t> ids, std::map<int64_t, Attributed>& into) {
   for_rows_with_ids(facts_.db(), sql, std::move(ids), [&](SQLite::Statement& q) {
     if (q.getColumn(1).isNull() && q.getColumn(4).isNull()) return;
@@ -51,6 +51,11 @@ void SourceSites::load_attributed(const char* sql, std::vector<int64_t> ids, std
                 text_or_empty(q.getColumn(3)), text_or_empty(q.getColumn(4))};
     a.name = q.getColumn(5).getString();
     if (q.getColumnCount() > 6) a.parent = opt_int(q.getColumn(6));
+    // A backward op placed at its forward op's line is named after that op (schema/0012).
+    if (q.getColumnCount() > 7 && !q.getColumn(7).isNull()) {
+      a.backward = true;
+      a.name = "backward of " + q.getColumn(7).getString();
+    }
     into.emplace(q.getColumn(0).getInt64(), std::move(a));
   });
 }
@@ -60,8 +65,9 @@ void SourceSites::load_attributed(const char* sql, std::vector<int64_t> ids, std
 void SourceSites::load_ops(std::vector<int64_t> ids) {
   while (!ids.empty()) {
     std::map<int64_t, Attributed> found;
-    load_attributed("SELECT o.id, s.file, s.line, s.function, s.module_path, o.name, o.parent_id FROM op o "
-                    "JOIN source s ON s.op_id = o.id WHERE o.id IN ({ids})",
+    load_attributed("SELECT o.id, s.file, s.line, s.function, s.module_path, o.name, o.parent_id, fn.value FROM op o "
+                    "JOIN source s ON s.op_id = o.id LEFT JOIN _op fo ON fo.id = s.forward_op_id "
+                    "LEFT JOIN string fn ON fn.id = fo.name_id WHERE o.id IN ({ids})",
                     ids, found);
     std::vector<int64_t> parents;
     for (int64_t id : ids) {
@@ -160,11 +166,12 @@ SourceSites::Found SourceSites::of_op(int64_t op_id) {
     f.key = a.key;
     f.what = a.name;
     f.unit = "op:" + std::to_string(op_id);
+    f.backward = a.backward;
     // Name the call the user made: the outermost op at the same place (aten::item, not the
     // aten::_local_scalar_dense inside it).
     if (a.parent) {
       Found up = of_op(*a.parent);
-      if (up.ok && up.key == f.key) {
+      if (up.ok && up.key == f.key && up.backward == f.backward) {
         f.what = up.what;
         f.unit = up.unit;
       }
@@ -197,7 +204,7 @@ SourceSites::Found SourceSites::of_range(int64_t range_id) {
 
 void SourceSites::count(const Found& f, int64_t time_ns) {
   if (!f.ok) return;
-  Site& s = sites_[f.key];
+  Site& s = sites_[{f.key, f.backward}];
   s.units.insert(f.unit);
   s.time_ns += time_ns;
   ++s.what[f.what];
@@ -206,9 +213,9 @@ void SourceSites::count(const Found& f, int64_t time_ns) {
 std::vector<SourceLocation> SourceSites::top(size_t k) {
   resolve();
   std::vector<SourceLocation> out;
-  for (const auto& [key, site] : sites_) {
+  for (const auto& [place, site] : sites_) {
     SourceLocation l;
-    std::tie(l.file, l.line, l.function, l.module_path) = key;
+    std::tie(l.file, l.line, l.function, l.module_path) = place.first;
     l.count = static_cast<int64_t>(site.units.size());
     l.time_ns = site.time_ns;
     l.time_label = label_;
@@ -225,7 +232,7 @@ std::vector<SourceLocation> SourceSites::top(size_t k) {
   std::sort(out.begin(), out.end(), [](const SourceLocation& a, const SourceLocation& b) {
     if (a.time_ns != b.time_ns) return a.time_ns > b.time_ns;
     if (a.count != b.count) return a.count > b.count;
-    return std::tie(a.file, a.line, a.function, a.module_path) < std::tie(b.file, b.line, b.function, b.module_path);
+    return std::tie(a.file, a.line, a.function, a.module_path, a.what) < std::tie(b.file, b.line, b.function, b.module_path, b.what);
   });
   if (out.size() > k) out.resize(k);
   return out;

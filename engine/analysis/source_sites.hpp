@@ -55,12 +55,15 @@ class SourceSites {
     // One call of the user's code: the outermost op at the place ("op:ID"), or the API call or range
     // itself ("api:ID", "range:ID"). Two kernels of one aten::conv2d count as one call.
     std::string unit;
+    // A backward op at its forward op's place: counted apart from the forward ops there.
+    bool backward = false;
   };
   // A row with a source: its place and name (the op's parent too, for ops).
   struct Attributed {
     Key key;
     std::string name;
     std::optional<int64_t> parent;
+    bool backward = false;  // a backward op at its forward op's place (name: 'backward of <forward op>')
   };
   enum class Kind { op, api_call, kernel, memcpy, memset, range };
   struct Added {
@@ -92,7 +95,7 @@ class SourceSites {
   std::map<int64_t, std::optional<Attributed>> ops_;       // op -> its source (nullopt: none), once loaded
   std::map<int64_t, Attributed> api_calls_, ranges_;       // their own source rows
   std::map<int64_t, Found> op_cache_;
-  std::map<Key, Site> sites_;
+  std::map<std::pair<Key, bool>, Site> sites_;  // (place, backward) -> what was added there
 };
 
 // One location as the problem text and the text report print it:

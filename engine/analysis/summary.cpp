@@ -245,6 +245,9 @@ void summarize_graphs_compiled(SQLite::Database& db, TraceSummary& s) {
     c.graph_breaks += r.graph_breaks;
     c.by_name.push_back(std::move(r));
   }
+  SQLite::Statement python_only(db, "SELECT COUNT(*) FROM compiled_region WHERE trace_id = ? AND graph_break_cause = 'python_only'");
+  python_only.bind(1, s.trace_id);
+  if (python_only.executeStep()) c.graph_breaks_python_only = python_only.getColumn(0).getInt64();
   SQLite::Statement steps(db, "SELECT COUNT(DISTINCT iteration) FROM compiled_region WHERE trace_id = ? AND iteration IS NOT NULL");
   steps.bind(1, s.trace_id);
   if (steps.executeStep()) c.iterations_with_regions = steps.getColumn(0).getInt64();

@@ -85,11 +85,12 @@ struct GraphSummary {
 struct CompiledRegionSummary {
   std::string name, pass;
   int64_t instances = 0, triton_kernels = 0, triton_time_ns = 0, other_kernels = 0, other_time_ns = 0, fallback_ops = 0;
-  int64_t graph_breaks = 0;  // instances preceded by eager framework ops (compiled_region.graph_break_before)
+  int64_t graph_breaks = 0;  // instances preceded by a graph break (compiled_region.graph_break_before)
 };
 struct CompiledSummary {
   int64_t regions = 0;          // region instances
-  int64_t graph_breaks = 0;     // forward regions preceded by eager framework ops in the same iteration
+  int64_t graph_breaks = 0;     // forward regions preceded by a graph break (eager ops or only Python between)
+  int64_t graph_breaks_python_only = 0;  // of them, those with only Python between (graph_break_cause 'python_only')
   int64_t iterations_with_regions = 0;
   int64_t triton_kernels = 0, triton_time_ns = 0;              // all Triton kernels, inside regions or not
   int64_t other_kernels = 0, other_time_ns = 0, fallback_ops = 0;  // non-Triton kernels inside regions

@@ -167,7 +167,15 @@
   X(samples_not_aligned, approximated, \
     "the sampling log does not overlap the trace in time with any plausible offset: its samples are kept on their own clock and are not compared with the trace's events (give --sample-offset)") \
   X(operator_log_line_unreadable, skipped, \
-    "lines of an operator log that name a timing key but do not end in ': <milliseconds>' were skipped")
+    "lines of an operator log that name a timing key but do not end in ': <milliseconds>' were skipped") \
+  X(graph_node_event_unusable, skipped, \
+    "CUDA graph node creation rows (nsys CUDA_GRAPH_EVENTS) without a usable node id, time or name were skipped: kernels of those nodes are attributed to captured ops by their position in the replay instead") \
+  X(graph_node_event_time_out_of_range, skipped, \
+    "CUDA graph node creation rows beyond +-2^61 ns were skipped (corrupt or edited file)") \
+  X(graph_node_event_name_truncated, approximated, \
+    "names of the calls that created CUDA graph nodes over 64 KiB were cut to 64 KiB") \
+  X(graph_table_columns_missing, skipped, \
+    "the CUDA graph node table (nsys CUDA_GRAPH_EVENTS) lacks a column proflint needs: it was not read, and replayed kernels are attributed to captured ops by position")
 // clang-format on
 
 namespace proflint::import_issue {

@@ -125,6 +125,7 @@ TraceData facts_of(TraceModel& m) {
     r.kind = kinds[static_cast<size_t>(f.kind)];
     r.external_id = f.external_id;
     r.fwd_thread_id = f.fwd_thread_id;
+    r.sequence_number = f.sequence_number;
     r.input_types_id = f.input_types_id;
     r.device_id = f.device_id;
     r.call_stack_id = f.call_stack_id;

@@ -77,7 +77,7 @@ bool is_triton_kernel_name(std::string_view v) { return !triton_kernel_kind(v).e
 
 struct ReplayKernel {
   int64_t id, start, dur, name_id;  // id: position in the model's kernels
-  std::optional<int64_t> device, graph_id, node_id;
+  std::optional<int64_t> device, graph_id, node_id, pid;
 };
 struct Replay {
   std::optional<int64_t> launch;  // position in the model's API calls
@@ -85,9 +85,101 @@ struct Replay {
   std::vector<ReplayKernel> kernels;  // start order
 };
 
+// Where each recorded graph node came from (nsys CUDA_GRAPH_EVENTS, TraceModel::graph_node_events).
+// A replayed kernel carries the id of a node of the instantiated graph; instantiation cloned that
+// node from the one the capture created, and names it in originalGraphNodeId. The original's
+// creation event gives the thread and time the node was made: during stream capture that is the
+// captured launch itself, inside the op whose work the node replays. The op is the innermost op on
+// that thread that encloses the creation time.
+struct NodeCreation {
+  int64_t op = -1;  // position in ops, -1 when no op encloses the creation
+  int64_t start_ns = 0;
+};
+
+class NodeCreators {
+ public:
+  explicit NodeCreators(const TraceModel& m) : m_(m), d_(m.derived) {
+    const auto& ev = m_.graph_node_events;
+    for (size_t i = 0; i < ev.size(); ++i) {
+      // The first event of a node id wins: a node is created once.
+      by_node_.emplace(std::pair{ev[i].pid, ev[i].graph_node_id}, i);
+      auto [it, fresh] = any_pid_.emplace(ev[i].graph_node_id, static_cast<int64_t>(i));
+      if (!fresh && m_.graph_node_events[static_cast<size_t>(it->second)].pid != ev[i].pid) it->second = -1;  // ambiguous
+    }
+  }
+
+  // The creation of the original of node `node` of process `pid` (pid unknown: the one process
+  // with that node id), or nullptr when the profile did not record it: no node events, the chain
+  // of originals leaves the recorded events (the capture happened before the trace) or loops.
+  const NodeCreation* of(std::optional<int64_t> pid, std::optional<int64_t> node) {
+    if (!node || m_.graph_node_events.empty()) return nullptr;
+    const int64_t p = pid.value_or(kNone);
+    auto key = std::pair{p, *node};
+    if (auto it = resolved_.find(key); it != resolved_.end()) return it->second ? &*it->second : nullptr;
+    std::optional<NodeCreation> out;
+    std::optional<size_t> e = find(p, *node);
+    std::set<int64_t> seen;
+    while (e) {
+      const GraphNodeEventFact& f = m_.graph_node_events[*e];
+      if (!seen.insert(f.graph_node_id).second) break;  // a loop of originals: no creator
+      if (f.original_graph_node_id == kNone) {
+        out = NodeCreation{enclosing_op(f.pid, f.tid, f.start_ns), f.start_ns};
+        break;
+      }
+      e = find(f.pid, f.original_graph_node_id);
+    }
+    auto [it, _] = resolved_.emplace(key, out);
+    return it->second ? &*it->second : nullptr;
+  }
+
+ private:
+  std::optional<size_t> find(int64_t pid, int64_t node) const {
+    if (pid != kNone)
+      if (auto it = by_node_.find({pid, node}); it != by_node_.end()) return it->second;
+    if (auto it = any_pid_.find(node); it != any_pid_.end() && it->second >= 0) return static_cast<size_t>(it->second);
+    return std::nullopt;
+  }
+
+  // The innermost op of thread (pid, tid) whose time holds `t`: the last op to start at or before
+  // t, or the nearest of its ancestors that is still running at t (ops nest on a thread).
+  int64_t enclosing_op(int64_t pid, int64_t tid, int64_t t) {
+    if (pid == kNone || tid == kNone) return -1;
+    if (!ops_by_thread_) {
+      ops_by_thread_.emplace();
+      for (size_t o = 0; o < d_.ops.size(); ++o) {
+        const OpFact& op = d_.ops[o];
+        if (op.pid != kNone && op.tid != kNone && op.start != kNone && op.dur != kNone)
+          (*ops_by_thread_)[{op.pid, op.tid}].push_back(o);
+      }
+      for (auto& [_, v] : *ops_by_thread_)
+        std::stable_sort(v.begin(), v.end(), [&](size_t a, size_t b) { return d_.ops[a].start < d_.ops[b].start; });
+    }
+    auto it = ops_by_thread_->find({pid, tid});
+    if (it == ops_by_thread_->end()) return -1;
+    const auto& v = it->second;
+    auto up = std::upper_bound(v.begin(), v.end(), t, [&](int64_t x, size_t o) { return x < d_.ops[o].start; });
+    if (up == v.begin()) return -1;
+    int64_t o = static_cast<int64_t>(*std::prev(up));
+    for (int guard = 0; o >= 0 && static_cast<size_t>(o) < d_.ops.size() && guard < 4096; ++guard) {
+      const OpFact& op = d_.ops[static_cast<size_t>(o)];
+      if (op.pid == pid && op.tid == tid && op.start != kNone && op.dur != kNone && op.start <= t && t <= op.start + op.dur)
+        return o;
+      o = op.parent;
+    }
+    return -1;
+  }
+
+  const TraceModel& m_;
+  const DerivedFacts& d_;
+  std::map<std::pair<int64_t, int64_t>, size_t> by_node_;  // (pid, node id) -> event
+  std::unordered_map<int64_t, int64_t> any_pid_;           // node id -> event, -1 when several processes have it
+  std::map<std::pair<int64_t, int64_t>, std::optional<NodeCreation>> resolved_;
+  std::optional<std::map<std::pair<int64_t, int64_t>, std::vector<size_t>>> ops_by_thread_;
+};
+
 class GraphDeriver {
  public:
-  explicit GraphDeriver(TraceModel& m) : m_(m), d_(m.derived) {}
+  explicit GraphDeriver(TraceModel& m) : m_(m), d_(m.derived), creators_(m) {}
 
   void run() {
     std::vector<Replay> replays = load_replays();
@@ -145,13 +237,23 @@ class GraphDeriver {
       }
       int64_t gpu = 0, span = 0;
       std::map<int64_t, int64_t> op_time;  // captured op -> kernel time
+      int64_t first_matched = 0;           // kernels of the first replay matched to an op
+      std::optional<int64_t> first_created;  // earliest creation of a matched node (node events)
       for (size_t r = 0; r < g.replays.size(); ++r) {
         const Replay& rep = replays[g.replays[r]];
         int64_t lo = INT64_MAX, hi = INT64_MIN;
         for (size_t pos = 0; pos < rep.kernels.size(); ++pos) {
           const ReplayKernel& k = rep.kernels[pos];
+          // The op that created the kernel's node when the profile recorded node creation; else
+          // the op captured at the kernel's position in the replay.
           std::optional<int64_t> op;
-          if (pos < captured.size() && captured[pos] >= 0 && rep.kernels.size() == nodes) op = captured[pos];
+          if (const NodeCreation* c = creators_.of(k.pid, k.node_id); c && c->op >= 0) {
+            op = c->op;
+            if (r == 0) first_created = std::min(first_created.value_or(c->start_ns), c->start_ns);
+          } else if (pos < captured.size() && captured[pos] >= 0 && rep.kernels.size() == nodes) {
+            op = captured[pos];
+          }
+          if (op && r == 0) ++first_matched;
           if (op) op_time[*op] += k.dur;
           gpu += k.dur;
           lo = std::min(lo, k.start);
@@ -171,8 +273,11 @@ class GraphDeriver {
       f.gpu_time_ns = gpu;
       f.gpu_time_per_replay_ns = gpu / n;
       f.span_per_replay_ns = span / n;
+      // The stream capture it came from, else (nodes matched by their creation only) the first
+      // creation of one of its nodes.
+      if (!capture_start) capture_start = first_created;
       f.capture_start_ns = capture_start.value_or(kNone);
-      if (capture_start) f.captured_ops = std::count_if(captured.begin(), captured.end(), [](int64_t o) { return o >= 0; });
+      if (capture_start) f.captured_ops = first_matched;
       // The captured op name with the most GPU time (ops of one name added up), ties by name.
       std::map<std::string, int64_t> by_name;
       for (const auto& [op, t] : op_time) by_name[op_name(op)] += t;
@@ -212,7 +317,8 @@ class GraphDeriver {
         graph_id = opt_of(g.graph_id);
         node_id = opt_of(g.graph_node_id);
       }
-      ReplayKernel k{static_cast<int64_t>(i), kf.start_ns, kf.dur_ns, kf.name_id, opt_of(kf.device_id), graph_id, node_id};
+      ReplayKernel k{static_cast<int64_t>(i), kf.start_ns, kf.dur_ns, kf.name_id, opt_of(kf.device_id), graph_id, node_id,
+                     opt_of(kf.pid)};
       int64_t launch = d_.kernels[i].api;
       std::pair<int, int64_t> key;
       if (launch >= 0) key = {0, launch};
@@ -308,6 +414,7 @@ class GraphDeriver {
 
   const TraceModel& m_;
   DerivedFacts& d_;
+  NodeCreators creators_;
   std::optional<std::map<std::pair<int64_t, int64_t>, std::vector<size_t>>> ops_by_thread_;
 };
 
@@ -354,8 +461,10 @@ class CompiledDeriver {
     }
     if (!regions) return;
 
-    // Regions in time order per thread; a forward region is a graph break when framework ops ran
-    // between it and the previous forward region of the same iteration on the same thread.
+    // Regions in time order per thread; a forward region follows a graph break when it comes after
+    // another forward region of the same iteration on the same thread: Dynamo split the code there
+    // and ran what it could not trace in Python, with framework ops eagerly ('eager_ops') or with
+    // nothing but Python ('python_only': a print, a logging call, a Python side effect).
     std::vector<size_t> tops;
     for (size_t i = 0; i < ops_.size(); ++i)
       if (region_of[i] == static_cast<int64_t>(i)) tops.push_back(i);
@@ -369,10 +478,19 @@ class CompiledDeriver {
       const std::string& name = m_.strings.text(r.name_id);
       const bool backward = name.find("Backward") != std::string::npos;
       bool brk = false;
+      std::string_view cause;
       if (!backward) {
         if (prev) {
           const Op& p = ops_[*prev];
-          if (p.pid == r.pid && p.tid == r.tid && p.iteration == r.iteration) brk = eager_between(p, r, region_of);
+          if (p.pid == r.pid && p.tid == r.tid && p.iteration == r.iteration) {
+            if (eager_between(p, r, region_of)) {
+              brk = true;
+              cause = "eager_ops";
+            } else if (resumes(m_.strings.text(p.name_id), name, r.iteration.has_value())) {
+              brk = true;
+              cause = "python_only";
+            }
+          }
         }
         prev = i;
       }
@@ -391,6 +509,7 @@ class CompiledDeriver {
       f.other_time_ns = t.other_ns;
       f.fallback_ops = static_cast<int64_t>(t.fallback_ops.size());
       f.graph_break_before = brk;
+      f.break_cause = cause;
       d_.compiled_regions.push_back(std::move(f));
     }
   }
@@ -436,6 +555,26 @@ class CompiledDeriver {
     for (size_t i = 0; i < ops_.size(); ++i) by_thread_[{ops_[i].pid, ops_[i].tid}].push_back(i);
     for (auto& [_, v] : by_thread_)
       std::sort(v.begin(), v.end(), [&](size_t a, size_t b) { return ops_[a].start < ops_[b].start; });
+  }
+
+  // Whether region `next`, with only Python run since region `prev` on its thread, resumes the
+  // frame `prev` broke off. Dynamo numbers frames in the order it first compiles them, and the
+  // resume function after a break is compiled after the frame it resumes, so its frame id is
+  // larger ('Torch-Compiled Region: 0/0' then '1/0'); a smaller or equal one is a new call of an
+  // earlier frame (the next loop turn). Regions without frame ids (CompiledFunction) count only
+  // inside one recorded iteration.
+  static bool resumes(std::string_view prev, std::string_view next, bool in_iteration) {
+    auto frame_id = [](std::string_view n) -> std::optional<int64_t> {
+      std::string f = compiled_region_frame(n);
+      int64_t v = 0;
+      size_t i = 0;
+      for (; i < f.size() && f[i] >= '0' && f[i] <= '9' && v < (int64_t{1} << 40); ++i) v = v * 10 + (f[i] - '0');
+      if (i == 0) return std::nullopt;
+      return v;
+    };
+    auto a = frame_id(prev), b = frame_id(next);
+    if (a && b) return *b > *a;
+    return in_iteration;
   }
 
   // Any framework op outside every region (Dynamo's own guard checks aside) that ran wholly

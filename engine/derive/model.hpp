@@ -30,6 +30,7 @@ struct RangeRec {
   int64_t name_id = 0;
   int64_t external_id = kNone;
   int64_t fwd_thread_id = kNone;
+  int64_t sequence_number = kNone;  // autograd sequence number: a backward op's matches its forward op's
   int64_t input_types_id = kNone;
   int64_t device_id = kNone;
   RangeKind kind = RangeKind::other;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <map>
 #include <charconv>
 #include <tuple>
 #include <unordered_map>
@@ -145,6 +146,94 @@ std::vector<std::string_view> call_stack_frames(std::string_view text) {
   if (outermost_first && !innermost_first) std::reverse(frames.begin(), frames.end());
   return frames;
 }
+
+namespace {
+
+// Backward ops run on the autograd engine's thread, where no Python frame is recorded. A backward
+// op carries the autograd sequence number of the forward op that recorded its node; the forward
+// op with that number (the last outermost one: aten::conv2d, not the aten::convolution inside it
+// that shares the number) was made by user code with frames. A backward op without a user frame of its
+// own gets that op's place (origin 'forward_op'), and so do the ops under it (the aten::mm a
+// backward node launches its kernels from). Sequence numbers count per thread, so a number found
+// as forward op on several threads is taken from a thread other than the backward op's own, and
+// left alone if still ambiguous; the forward op must have started before the backward op.
+void attribute_backward_ops(TraceData& t, std::vector<int64_t>& src_at) {
+  const auto& ranges = t.ranges;
+  auto range_of = [&](size_t o) -> const RangeRec* {
+    int64_t r = t.ops[o].range;
+    return r >= 0 && static_cast<size_t>(r) < ranges.size() ? &ranges[static_cast<size_t>(r)] : nullptr;
+  };
+  auto is_backward = [&](const RangeRec& r) { return r.backward_name; };
+  // Forward ops by (pid, sequence number), in op order.
+  std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> forward;
+  bool any_backward = false;
+  for (size_t o = 0; o < t.ops.size(); ++o) {
+    const RangeRec* r = range_of(o);
+    if (!r || r->sequence_number == kNone || r->sequence_number < 0) continue;
+    if (is_backward(*r)) any_backward = true;
+    else forward[{r->pid, r->sequence_number}].push_back(o);
+  }
+  if (!any_backward || forward.empty()) return;
+
+  auto has_place = [&](size_t o) {
+    int64_t k = src_at[o];
+    return k >= 0 && (t.sources[static_cast<size_t>(k)].file_id != kNone || t.sources[static_cast<size_t>(k)].module_path_id != kNone);
+  };
+  auto forward_of = [&](size_t b) -> int64_t {
+    const RangeRec& br = *range_of(b);
+    auto it = forward.find({br.pid, br.sequence_number});
+    if (it == forward.end()) return -1;
+    const OpRec& bop = t.ops[b];
+    const std::vector<size_t>& cands = it->second;
+    auto inside_another = [&](size_t f) {
+      for (int64_t p = t.ops[f].parent, guard = 0; p >= 0 && guard < 4096; p = t.ops[static_cast<size_t>(p)].parent, ++guard)
+        if (std::find(cands.begin(), cands.end(), static_cast<size_t>(p)) != cands.end()) return true;
+      return false;
+    };
+    // Per thread, the last outermost candidate that started before the backward op. An op records
+    // the number its thread's next autograd node will get, so ops that made no node before it
+    // (aten::broadcast_tensors before aten::mse_loss) carry it too; the node's maker is the last.
+    std::map<int64_t, size_t> best;  // tid -> op
+    for (size_t f : cands) {
+      const OpRec& fop = t.ops[f];
+      if (fop.start != kNone && bop.start != kNone && fop.start > bop.start) continue;
+      if (inside_another(f)) continue;
+      auto [at, fresh] = best.emplace(fop.tid, f);
+      if (!fresh && fop.start >= t.ops[at->second].start) at->second = f;
+    }
+    if (best.size() > 1) best.erase(bop.tid);
+    if (best.size() != 1) return -1;
+    return static_cast<int64_t>(best.begin()->second);
+  };
+
+  std::vector<int64_t> forward_op(t.ops.size(), -1);  // op -> the forward op whose place it took
+  for (size_t o = 0; o < t.ops.size(); ++o) {
+    if (has_place(o)) continue;
+    const RangeRec* r = range_of(o);
+    int64_t f = -1;
+    if (r && is_backward(*r) && r->sequence_number != kNone && r->sequence_number >= 0) f = forward_of(o);
+    if (f < 0 || !has_place(static_cast<size_t>(f))) {
+      f = -1;
+      int64_t p = t.ops[o].parent;
+      if (p >= 0 && static_cast<size_t>(p) < o) f = forward_op[static_cast<size_t>(p)];
+    }
+    if (f < 0) continue;
+    forward_op[o] = f;
+    SourceFact s = t.sources[static_cast<size_t>(src_at[static_cast<size_t>(f)])];
+    s.op = static_cast<int64_t>(o);
+    s.api = s.range = -1;
+    s.origin = "forward_op";
+    s.forward_op = f;
+    if (src_at[o] >= 0) {
+      t.sources[static_cast<size_t>(src_at[o])] = s;
+    } else {
+      src_at[o] = static_cast<int64_t>(t.sources.size());
+      t.sources.push_back(s);
+    }
+  }
+}
+
+}  // namespace
 
 void attribute_sources(TraceData& t) {
   t.sources.clear();
@@ -290,6 +379,7 @@ void attribute_sources(TraceData& t) {
     if (r.call_stack_id != kNone && !t.text(r.call_stack_id).empty()) stack_range[i] = static_cast<int64_t>(i);
     if (r.module_id != kNone && !t.text(r.module_id).empty()) hierarchy_range[i] = static_cast<int64_t>(i);
   }
+  std::vector<int64_t> src_at(t.ops.size(), -1);  // op -> its row in t.sources
   for (size_t o = 0; o < t.ops.size(); ++o) {
     int64_t ri = t.ops[o].range;
     if (ri < 0) continue;
@@ -311,8 +401,10 @@ void attribute_sources(TraceData& t) {
     } else {
       continue;
     }
+    src_at[o] = static_cast<int64_t>(t.sources.size());
     t.sources.push_back(s);
   }
+  attribute_backward_ops(t, src_at);
 
   // DataLoader fetch annotations (markers, not ops): the frames around them; without Python
   // frames, the call stack of the first op inside the fetch (the loop line that asked for the batch

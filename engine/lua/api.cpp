@@ -611,12 +611,13 @@ int ctx_source(lua_State* L) {
   char err[kErr] = {0};
   bool found = false;
   std::string origin, file, function, site, module, stack;
-  int64_t line = 0;
+  int64_t line = 0, forward_op = -1;
   bool has_file = false;
   std::vector<std::pair<std::string, std::optional<PyFrame>>> frames;
   try {
     SQLite::Statement q(run.facts->db(),
-                        "SELECT origin, file, line, function, site, module_path, stack FROM source WHERE op_id = ?");
+                        "SELECT origin, file, line, function, site, module_path, stack, forward_op_id FROM source "
+                        "WHERE op_id = ?");
     q.bind(1, static_cast<int64_t>(op_id));
     if (q.executeStep()) {
       found = true;
@@ -629,6 +630,7 @@ int ctx_source(lua_State* L) {
       site = text(4);
       module = text(5);
       stack = text(6);
+      if (!q.getColumn(7).isNull()) forward_op = q.getColumn(7).getInt64();
       size_t pos = 0;
       while (pos < stack.size()) {
         size_t end = std::min(stack.find(';', pos), stack.size());
@@ -661,6 +663,10 @@ int ctx_source(lua_State* L) {
   if (!module.empty()) {
     lua_pushstring(L, module.c_str());
     lua_setfield(L, -2, "module_path");
+  }
+  if (forward_op >= 0) {
+    lua_pushinteger(L, static_cast<lua_Integer>(forward_op));
+    lua_setfield(L, -2, "forward_op_id");
   }
   lua_newtable(L);  // frames, innermost first
   lua_Integer n = 0;

@@ -142,6 +142,10 @@ struct KernelGraphFact {  // kernel_graph_node rows: recorded CUDA graph ids of 
   int64_t kernel = 0;      // position in kernels
   int64_t graph_id = kNone, graph_node_id = kNone;
 };
+struct GraphNodeEventFact {  // _graph_node_event: the creation of one CUDA graph node (schema/0011)
+  int64_t pid = kNone, tid = kNone, start_ns = 0, dur_ns = 0, name_id = 0;
+  int64_t event_class = kNone, graph_node_id = 0, original_graph_node_id = kNone;
+};
 struct IssueFact {
   int64_t count = 0;
   std::string example, location;
@@ -193,9 +197,10 @@ struct SteadyFact {
 // (schema/0008_source.sql; engine/derive/source.hpp). Text columns are string ids, kNone = NULL.
 struct SourceFact {
   int64_t op = -1, api = -1, range = -1;  // position in ops / apis / ranges: exactly one is set
-  std::string_view origin;      // 'python_function' or 'call_stack' (static text)
+  std::string_view origin;      // 'python_function', 'call_stack' or 'forward_op' (static text)
   int64_t file_id = kNone, line = kNone, function_id = kNone;  // innermost user frame
   int64_t module_path_id = kNone, stack_id = kNone;
+  int64_t forward_op = -1;      // origin 'forward_op': the forward op (position in ops) whose place this is
 };
 // CUDA graph replays and torch.compile regions of one trace (schema/0009_graphs_compiled.sql;
 // engine/derive/graphs.hpp). Positions as above; kNone = NULL.
@@ -219,6 +224,7 @@ struct CompiledRegionFact {  // compiled_region
   int64_t iteration = kNone, start_ns = 0, dur_ns = 0;
   int64_t triton_kernels = 0, triton_time_ns = 0, other_kernels = 0, other_time_ns = 0, fallback_ops = 0;
   bool graph_break_before = false;
+  std::string_view break_cause;  // 'eager_ops' or 'python_only' when graph_break_before (static text)
 };
 struct KernelCompiledFact {  // kernel_compiled
   int64_t kernel = 0;         // position in kernels
@@ -316,6 +322,7 @@ struct TraceModel {
   std::vector<OperatorTimingFact> operator_timings;
   std::map<std::string, IssueFact, std::less<>> issues;  // by kind
   std::vector<KernelGraphFact> kernel_graph_nodes;       // sorted by kernel position
+  std::vector<GraphNodeEventFact> graph_node_events;     // in the order read
 
   DerivedFacts derived;
 

@@ -137,6 +137,18 @@ struct KernelGraphIds {
   opt_i64 graph_id, graph_node_id;
 };
 
+// The creation of one CUDA graph node (schema/0011_graph_node_events.sql; nsys CUDA_GRAPH_EVENTS):
+// the host call that made it, its thread and time, the node's id and, for a node cloned when its
+// graph was instantiated, the id of the node it was cloned from.
+struct GraphNodeEventRow {
+  opt_i64 pid, tid;
+  int64_t start_ns = 0, dur_ns = 0;
+  std::string name;
+  opt_i64 event_class;
+  int64_t graph_node_id = 0;
+  opt_i64 original_graph_node_id;
+};
+
 // One sampled series (schema/0006_samples.sql, sample_series): one metric of one device (or
 // process) from a sampling log. Samples are added by the index add_sample_series returned.
 struct SampleSeriesRow {

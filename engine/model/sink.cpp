@@ -94,6 +94,28 @@ bool FactSink::add_graph_kernel(const KernelRow& row, const KernelGraphIds& ids)
   return true;
 }
 
+bool FactSink::add_graph_node_event(const GraphNodeEventRow& r) {
+  if (r.graph_node_id <= 0) {
+    add_issue(import_issue::graph_node_event_unusable, "graph node id " + std::to_string(r.graph_node_id),
+              "a node id of 0 or below names no node; row dropped");
+    return false;
+  }
+  if (!admit_interval(r.start_ns, r.dur_ns, "graph_node_event", false)) return false;
+  ++rows_;
+  GraphNodeEventFact e;
+  e.pid = or_none(r.pid);
+  e.tid = or_none(r.tid);
+  e.start_ns = r.start_ns;
+  e.dur_ns = std::max<int64_t>(r.dur_ns, 0);
+  e.name_id = intern(bounded_name(r.name, "graph_node_event"));
+  e.event_class = or_none(r.event_class);
+  e.graph_node_id = r.graph_node_id;
+  // An original id of 0 (or below) is no original: the node was not cloned.
+  e.original_graph_node_id = r.original_graph_node_id && *r.original_graph_node_id > 0 ? *r.original_graph_node_id : kNone;
+  model_.graph_node_events.push_back(e);
+  return true;
+}
+
 bool FactSink::add_kernel(const KernelRow& r) {
   if (!admit_interval(r.start_ns, r.dur_ns, "kernel")) return false;
   ++rows_;

@@ -35,6 +35,11 @@ class FactSink {
   bool add_kernel(const KernelRow& row);
   // A kernel with the CUDA graph ids its profiler recorded (ids of 0 or absent are no id).
   bool add_graph_kernel(const KernelRow& row, const KernelGraphIds& ids);
+  // The creation of a CUDA graph node. It does not move the capture window (nodes are made by
+  // host calls that are in the trace anyway). A node id of 0 or below names no node: the row is
+  // dropped with the import issue graph_node_event_unusable; an original id of 0 or below is kept
+  // as none (the node is an original).
+  bool add_graph_node_event(const GraphNodeEventRow& row);
   bool add_memcpy(const MemcpyRow& row);
   bool add_memset(const MemsetRow& row);
   bool add_api_call(const ApiCallRow& row);

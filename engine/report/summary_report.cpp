@@ -149,6 +149,7 @@ std::string render_graphs_compiled_text(const TraceSummary& t) {
                          c.graph_breaks);
       if (c.iterations_with_regions > 0)
         out += fmt::format(" ({:.1f} per iteration)", static_cast<double>(c.graph_breaks) / static_cast<double>(c.iterations_with_regions));
+      if (c.graph_breaks_python_only > 0) out += fmt::format(", {} with only Python between regions", c.graph_breaks_python_only);
       out += fmt::format("\n    inside regions: {} non-Triton kernel(s) ({}) from {} eager fallback / library op(s)\n", c.other_kernels,
                          format_ns(c.other_time_ns), c.fallback_ops);
       for (const auto& r : c.by_name)
@@ -265,6 +266,7 @@ nlohmann::ordered_json graphs_compiled_json(const TraceSummary& t) {
     json kinds = json::object();
     for (const auto& [kind, ns] : c.triton_time_by_kind_ns) kinds[kind] = ns;
     j["torch_compile"] = {{"regions", c.regions}, {"graph_breaks", c.graph_breaks},
+                          {"graph_breaks_python_only", c.graph_breaks_python_only},
                           {"iterations_with_regions", c.iterations_with_regions}, {"triton_kernels", c.triton_kernels},
                           {"triton_time_ns", c.triton_time_ns}, {"triton_time_by_kind_ns", kinds},
                           {"other_kernels", c.other_kernels}, {"other_time_ns", c.other_time_ns},

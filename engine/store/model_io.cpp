@@ -234,21 +234,23 @@ struct Writer {
         cpu_sample_ins(h, "INSERT INTO _cpu_sample(id, trace_id, pid, tid, ts_ns, cpu, leaf_id) VALUES (?,?,?,?,?,?,?)", kRows),
         cpu_frame_ins(h, "INSERT INTO _cpu_frame(sample_id, trace_id, depth, name_id, module_id) VALUES (?,?,?,?,?)", kRows),
         graph_node_ins(h, "INSERT INTO kernel_graph_node(kernel_id, trace_id, graph_id, graph_node_id) VALUES (?,?,?,?)", kRows),
+        node_event_ins(h, "INSERT INTO _graph_node_event(trace_id, pid, tid, start_ns, dur_ns, name_id, event_class, "
+                          "graph_node_id, original_graph_node_id) VALUES (?,?,?,?,?,?,?,?,?)"),
         series_ins(h, "INSERT INTO sample_series(series_id, trace_id, device_id, pid, metric, unit, source, format, offset_ns) "
                       "VALUES (?,?,?,?,?,?,?,?,?)"),
         point_ins(h, "INSERT INTO sample_point(series_id, ts_ns, value) VALUES (?,?,?)", kRows),
         operator_ins(h, "INSERT INTO operator_timing(trace_id, source, operator, module, time_ns, count, first_line) "
                         "VALUES (?,?,?,?,?,?,?)"),
         source_ins(h, "INSERT INTO _source(trace_id, op_id, api_call_id, range_id, origin, file_id, line, function_id, "
-                      "module_path_id, stack_id) VALUES (?,?,?,?,?,?,?,?,?,?)", kRows),
+                      "module_path_id, stack_id, forward_op_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)", kRows),
         graph_kernel_ins(h, "INSERT INTO graph_kernel(kernel_id, trace_id, graph_id, node, replay, launch_api_call_id, "
                             "captured_op_id) VALUES (?,?,?,?,?,?,?)", kRows),
         cuda_graph_ins(h, "INSERT INTO cuda_graph(trace_id, graph_id, id_source, device_id, replays, kernels_per_replay, "
                           "gpu_time_ns, gpu_time_per_replay_ns, span_per_replay_ns, capture_start_ns, captured_ops, "
                           "top_captured_op) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"),
         region_ins(h, "INSERT INTO compiled_region(range_id, trace_id, name, frame, pass, iteration, start_ns, dur_ns, "
-                      "triton_kernels, triton_time_ns, other_kernels, other_time_ns, fallback_ops, graph_break_before) "
-                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+                      "triton_kernels, triton_time_ns, other_kernels, other_time_ns, fallback_ops, graph_break_before, "
+                      "graph_break_cause) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
         kernel_compiled_ins(h, "INSERT INTO kernel_compiled(kernel_id, trace_id, region_range_id, triton_kind, fallback) "
                                "VALUES (?,?,?,?,?)", kRows),
         job_ins(h, "INSERT INTO job(job_id, source, world_size, ranks_present, aligned, residual_ns, alignment_note) "
@@ -266,6 +268,7 @@ struct Writer {
       steady_ins, undescribed_ins;
   Stmt os_call_ins, cpu_sample_ins, cpu_frame_ins;      // schema/0007_host_activity.sql
   Stmt graph_node_ins;                                  // schema/0009_graphs_compiled.sql
+  Stmt node_event_ins;                                  // schema/0011_graph_node_events.sql
   Stmt series_ins, point_ins, operator_ins;             // schema/0006_samples.sql
   Stmt source_ins;                                      // schema/0008_source.sql
   Stmt graph_kernel_ins, cuda_graph_ins, region_ins, kernel_compiled_ins;  // schema/0009_graphs_compiled.sql
@@ -326,6 +329,9 @@ struct Writer {
     }
     for (const auto& g : m.kernel_graph_nodes)
       graph_node_ins.i64(b.kernel + g.kernel).i64(t).i64(g.graph_id).i64(g.graph_node_id).run();
+    for (const auto& e : m.graph_node_events)
+      node_event_ins.i64(t).i64(e.pid).i64(e.tid).i64(e.start_ns).i64(e.dur_ns).i64(sid(b, e.name_id)).i64(e.event_class)
+          .i64(e.graph_node_id).i64(e.original_graph_node_id).run();
     auto copies = [&](Stmt& ins, const std::vector<CopyFact>& rows, const std::vector<GpuLinks>& links, int64_t base,
                       bool memcpy) {
       for (size_t i = 0; i < rows.size(); ++i) {
@@ -454,7 +460,8 @@ struct Writer {
     }
     for (const auto& src : d.sources)
       source_ins.i64(t).i64(at(b.op, src.op)).i64(at(b.api, src.api)).i64(at(b.range, src.range)).text(src.origin).i64(sid(b, src.file_id))
-          .i64(src.line).i64(sid(b, src.function_id)).i64(sid(b, src.module_path_id)).i64(sid(b, src.stack_id)).run();
+          .i64(src.line).i64(sid(b, src.function_id)).i64(sid(b, src.module_path_id)).i64(sid(b, src.stack_id))
+          .i64(at(b.op, src.forward_op)).run();
     if (!d.key_node_problem.empty())
       issue_ins.i64(t).text(std::string_view("key_node_not_found")).i64(1).text(std::string_view(d.key_node_problem))
           .text(std::string_view("--key-node")).run();
@@ -478,7 +485,10 @@ struct Writer {
       else region_ins.text(std::string_view(r.frame));
       region_ins.text(std::string_view(r.backward ? "bwd" : "fwd")).i64(r.iteration).i64(r.start_ns).i64(r.dur_ns)
           .i64(r.triton_kernels).i64(r.triton_time_ns).i64(r.other_kernels).i64(r.other_time_ns).i64(r.fallback_ops)
-          .i64(int64_t{r.graph_break_before ? 1 : 0}).run();
+          .i64(int64_t{r.graph_break_before ? 1 : 0});
+      if (r.break_cause.empty()) region_ins.null();
+      else region_ins.text(r.break_cause);
+      region_ins.run();
     }
     for (const auto& k : d.kernel_compiled) {
       kernel_compiled_ins.i64(at(b.kernel, k.kernel)).i64(t).i64(at(b.range, k.region_range));
@@ -821,6 +831,14 @@ std::vector<TraceModel> load_model(Store& store, std::vector<bool>* was_derived)
     while (q.step())
       model_of(q.col(0)).os_calls.push_back(
           {q.col(1), q.col(2), q.col(3), q.col(4), sid(q.col(5)), q.col(6), q.col(7), sid(q.col(8))});
+  }
+  {
+    Stmt q(h,
+           "SELECT trace_id, pid, tid, start_ns, dur_ns, name_id, event_class, graph_node_id, original_graph_node_id "
+           "FROM _graph_node_event ORDER BY id");
+    while (q.step())
+      model_of(q.col(0)).graph_node_events.push_back(
+          {q.col(1), q.col(2), q.col(3), q.col(4), sid(q.col(5)), q.col(6), q.col(7), q.col(8)});
   }
   {
     // Frames come ordered by sample and depth, so each sample's frames are contiguous.

@@ -156,6 +156,18 @@ DDL = {
     jsonText                    TEXT,                                  -- One of possible payload value union members.
     binaryData                  TEXT                                   -- Binary payload. See docs for format.
 )""",
+    # The nsys 2022.2 layout (export schema 2.9.1), the only one a real export shows: a node's
+    # creation by a host call (a captured launch, cudaGraphAdd*Node, or the clone made when the
+    # graph is instantiated, which names its original).
+    "CUDA_GRAPH_EVENTS": """CREATE TABLE CUDA_GRAPH_EVENTS (
+    start                       INTEGER   NOT NULL,                    -- When the node was created (ns).
+    end                         INTEGER   NOT NULL,                    -- End of the creating call (ns).
+    eventClass                  INTEGER   NOT NULL,                    -- Event class of the creating call.
+    globalTid                   INTEGER,                               -- Serialized GlobalId of the creating thread.
+    nameId                      INTEGER   NOT NULL   REFERENCES StringIds(id), -- The creating call's name.
+    graphNodeId                 INTEGER   NOT NULL   REFERENCES CUDA_GRAPH_EVENTS(graphNodeId), -- The node's id.
+    originalGraphNodeId         INTEGER                                -- The node this one was cloned from, if a clone.
+)""",
     "TARGET_INFO_GPU": """CREATE TABLE TARGET_INFO_GPU (
     vmId INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT, busLocation TEXT, isDiscrete INTEGER,
     l2CacheSize INTEGER, totalMemory INTEGER, memoryBandwidth INTEGER, clockRate INTEGER, smCount INTEGER,
@@ -476,3 +488,94 @@ class NsysWriter:
         db.execute("COMMIT")
         db.execute("VACUUM")
         db.close()
+
+
+class ScriptedExport:
+    """A hand-timed export of one process (genprof/graph_scenarios.py): rows are added call by call
+    in microseconds from the session start and written with the same table layouts as NsysWriter."""
+
+    def __init__(self, gpu, pid=4242):
+        self.gpu = gpu
+        self.pid = pid
+        self.gpid = VM | (pid << 24)
+        self.gtid = self.gpid | pid
+        self.strings = {}
+        self.corr = 100
+        self.grid = 500
+        self.rows = {"CUPTI_ACTIVITY_KIND_RUNTIME": [], "CUPTI_ACTIVITY_KIND_KERNEL": [], "NVTX_EVENTS": [],
+                     "CUDA_GRAPH_EVENTS": []}
+
+    def sid(self, s):
+        i = self.strings.get(s)
+        if i is None:
+            i = self.strings[s] = len(self.strings) + 1
+        return i
+
+    @staticmethod
+    def ns(us):
+        return 1_000_000_000 + int(round(us * 1000))
+
+    def runtime(self, name, ts_us, dur_us):
+        """A CUDA runtime call on the main thread; returns its correlation id."""
+        self.corr += 1
+        self.rows["CUPTI_ACTIVITY_KIND_RUNTIME"].append(
+            (self.ns(ts_us), self.ns(ts_us + dur_us), 0, self.gtid, self.corr, self.sid(name), 0, None))
+        return self.corr
+
+    def nvtx(self, text, ts_us, dur_us):
+        """A push/pop range on the main thread (emit_nvtx op ranges or user ranges)."""
+        self.rows["NVTX_EVENTS"].append((self.ns(ts_us), self.ns(ts_us + dur_us), 59, None, None, None, text, self.gtid, None,
+                                         None, 0, None, None, None, None, None, None, None, None, None))
+
+    def kernel(self, name, start_us, dur_us, corr, stream=7, graph_id=None, node=None):
+        self.grid += 1
+        n = self.sid(name)
+        self.rows["CUPTI_ACTIVITY_KIND_KERNEL"].append(
+            (self.ns(start_us), self.ns(start_us + dur_us), 0, 1, 0, stream, corr, self.gpid, n, n, None, 1, 0, 64,
+             108, 1, 1, 256, 1, 1, 0, 0, 0, 0, self.grid, 0, node, 0, None, None, None, graph_id, 0, 0, 0, 0, 0, 0, None,
+             "[]"))
+
+    def graph_node(self, call, ts_us, dur_us, node, original=None):
+        """The creation of CUDA graph node `node` by `call` on the main thread (a clone names its original)."""
+        self.rows["CUDA_GRAPH_EVENTS"].append(
+            (self.ns(ts_us), self.ns(ts_us + dur_us), 0, self.gtid, self.sid(call), node, original))
+
+    def write(self, path):
+        if os.path.exists(path):
+            os.remove(path)
+        db = sqlite3.connect(path, isolation_level=None)
+        db.execute("PRAGMA page_size=4096")
+        db.execute("PRAGMA journal_mode=OFF")
+        db.execute("BEGIN")
+        count = 0
+        for name, rows in self.rows.items():
+            if not rows:
+                continue
+            db.execute(DDL[name])
+            rows.sort(key=lambda r: (r[0], r[1]))
+            db.executemany("INSERT INTO %s VALUES (%s)" % (name, ",".join("?" * len(rows[0]))), rows)
+            count += len(rows)
+        db.execute(DDL["PROCESSES"])
+        db.execute("INSERT INTO PROCESSES VALUES (?,?,?)", (self.gpid, self.pid, "python3"))
+        db.execute(DDL["ThreadNames"])
+        db.execute("INSERT INTO ThreadNames VALUES (?,?,?)", (self.sid("python3"), 20, self.gtid))
+        g = self.gpu
+        db.execute(DDL["TARGET_INFO_GPU"])
+        db.execute("INSERT INTO TARGET_INFO_GPU VALUES (%s)" % ",".join("?" * 41),
+                   (VM, 0, g.name, "0000:07:00.0", 1, g.l2, g.mem, int(g.bw), g.clock_hz, g.sms, 0,
+                    "00000000-0000-0000-0000-000000000000", 0, g.chip, 0, None, None, 161, 0, 65536, 4, 65536, 49152,
+                    g.smem_optin, g.smem_sm, 65536, 32, 2, g.max_thr_sm // 32, 32, 1024, 1024, 1024, 64, 2147483647,
+                    65535, 65535, g.cc[0], g.cc[1], g.cc[0], g.cc[1]))
+        db.execute(DDL["META_DATA_EXPORT"])
+        db.executemany("INSERT INTO META_DATA_EXPORT VALUES (?,?)", [
+            ("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"), ("EXPORT_PRODUCT_VERSION", "2026.2.1.210"),
+            ("EXPORT_SCHEMA_VERSION", "3.25.0"), ("GENERATED_BY", "proflint scripts/gen_profile.py graphs (synthetic)")])
+        for name, (desc, vals) in ENUMS.items():
+            db.execute(ENUM_DDL % (name, desc))
+            db.executemany("INSERT INTO %s VALUES (?,?,?)" % name, vals)
+        db.execute(DDL["StringIds"])
+        db.executemany("INSERT INTO StringIds VALUES (?,?)", [(i, s) for s, i in self.strings.items()])
+        db.execute("COMMIT")
+        db.execute("VACUUM")
+        db.close()
+        return count

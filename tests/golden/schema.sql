@@ -1,6 +1,9 @@
--- user_version 10
+-- user_version 12
 -- index cpu_sample_by_time
 CREATE INDEX cpu_sample_by_time ON _cpu_sample(trace_id, ts_ns);
+
+-- index graph_node_event_by_node
+CREATE INDEX graph_node_event_by_node ON _graph_node_event(trace_id, graph_node_id);
 
 -- index kernel_compiled_by_region
 CREATE INDEX kernel_compiled_by_region ON kernel_compiled(region_range_id);
@@ -61,6 +64,20 @@ CREATE TABLE _cpu_sample (
   ts_ns     INTEGER NOT NULL,  -- when the sample was taken
   cpu       INTEGER,           -- CPU core it ran on, when recorded
   leaf_id   INTEGER            -- string id of the innermost frame's function (NULL: no call chain recorded)
+);
+
+-- table _graph_node_event
+CREATE TABLE _graph_node_event (
+  id                     INTEGER PRIMARY KEY,
+  trace_id               INTEGER NOT NULL,
+  pid                    INTEGER,          -- process
+  tid                    INTEGER,          -- OS thread id of the thread that created the node
+  start_ns               INTEGER NOT NULL,
+  dur_ns                 INTEGER NOT NULL,
+  name_id                INTEGER NOT NULL, -- the host call that created it, as recorded (string id)
+  event_class            INTEGER,          -- nsys eventClass as recorded
+  graph_node_id          INTEGER NOT NULL, -- the node's id (the graphNodeId of kernels it runs)
+  original_graph_node_id INTEGER           -- the node it was cloned from (at instantiation), NULL for an original
 );
 
 -- table _kernel
@@ -194,7 +211,7 @@ CREATE TABLE _source (
   function_id    INTEGER,           -- its function name, e.g. 'log_metrics' (string.id)
   module_path_id INTEGER,           -- nn.Module path, outermost first, '/'-separated, e.g. 'Net_0/Encoder_0/Linear_2' (string.id); NULL when none recorded
   stack_id       INTEGER            -- all recorded Python frames, innermost first, ';'-separated 'file(LINE): function' (string.id)
-);
+, forward_op_id INTEGER);
 
 -- table breakdown
 CREATE TABLE breakdown (
@@ -270,7 +287,7 @@ CREATE TABLE compiled_region (
   fallback_ops       INTEGER NOT NULL,    -- ops inside it that launched those non-Triton kernels
   graph_break_before INTEGER NOT NULL     -- 1 when framework ops ran eagerly on the same thread between the previous forward
                                           -- region of the same iteration and this one (a graph break), else 0; always 0 for 'bwd'
-);
+, graph_break_cause TEXT);
 
 -- table cuda_graph
 CREATE TABLE cuda_graph (
@@ -562,6 +579,12 @@ CREATE VIEW cpu_sample AS
   SELECT c.id, c.trace_id, c.pid, c.tid, c.ts_ns, c.cpu, s.value AS leaf, c.leaf_id
   FROM _cpu_sample c LEFT JOIN string s ON s.id = c.leaf_id;
 
+-- view graph_node_event
+CREATE VIEW graph_node_event AS
+  SELECT e.id, e.trace_id, e.pid, e.tid, e.start_ns, e.dur_ns, e.start_ns + e.dur_ns AS end_ns, s.value AS name,
+         e.event_class, e.graph_node_id, e.original_graph_node_id
+  FROM _graph_node_event e JOIN string s ON s.id = e.name_id;
+
 -- view kernel
 CREATE VIEW kernel AS
   SELECT k.id, k.trace_id, k.device_id, k.stream_id, k.pid, k.start_ns, k.dur_ns,
@@ -652,7 +675,7 @@ CREATE VIEW sample AS
 CREATE VIEW source AS
   SELECT s.trace_id, s.op_id, s.api_call_id, s.range_id, s.origin, f.value AS file, s.line, fn.value AS function,
          CASE WHEN f.value IS NULL THEN NULL ELSE f.value || ':' || s.line || ' in ' || fn.value END AS site,
-         m.value AS module_path, st.value AS stack
+         m.value AS module_path, st.value AS stack, s.forward_op_id
   FROM _source s
   LEFT JOIN string f ON f.id = s.file_id
   LEFT JOIN string fn ON fn.id = s.function_id

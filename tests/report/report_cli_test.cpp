@@ -194,6 +194,9 @@ TEST(ReportCli, StoreFromSchemaVersion1IsUpgradedInMemory) {
   ASSERT_EQ(run_proflint("ingest " + fixture() + " --db " + shell_quote(db_path.string())).exit_code, 0);
   {
     SQLite::Database db(db_path.string(), SQLite::OPEN_READWRITE);
+    // Undo schema 12 (its columns go with the tables of schemas 8 and 9 below) and 11 (graph node
+    // creation events).
+    db.exec("DROP VIEW graph_node_event; DROP TABLE _graph_node_event");
     // Undo schema 10 (the counter view over nsys GPU metrics, OS call callers), then schema 6
     // (samples: its tables, view and index)
     db.exec("DROP VIEW counter; CREATE VIEW counter AS SELECT c.trace_id, c.device_id, c.ts_ns, s.value AS name, c.value "

@@ -6,6 +6,8 @@
 #include <SQLiteCpp/Statement.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -270,6 +272,78 @@ TEST(SourceRealData, LegacyCallStackResnet50) {
                           "WHERE r.name LIKE 'enumerate(DataLoader)%'"),
             Strings{"resnet50_profiler_api.py:42 in <module>"});
   EXPECT_EQ(number(store, "SELECT count(*) FROM _source WHERE range_id IS NOT NULL"), 6);
+}
+
+// Backward ops (schema/0012): a hand-laid Kineto trace. Main thread 1: 'model.py(42): forward'
+// around aten::broadcast_tensors (20-30 us, seq 7) and aten::linear (40-100 us, seq 7) holding
+// aten::addmm (45-95 us, seq 7). Autograd thread 2, no Python frames: evaluate_function:
+// AddmmBackward0 (500-600 us, seq 7, Fwd thread id 1) > AddmmBackward0 > aten::mm (510-550 us, no
+// seq) launching a 30 us kernel; and a MulBackward0 (700-720 us, seq 99) whose forward op is not in
+// the trace. The forward op of seq 7 is the last outermost one, aten::linear (not broadcast_tensors
+// before it, not the addmm inside it).
+TEST(SourceDerive, BackwardOpsTakeTheirForwardOpsPlace) {
+  nlohmann::json ev = nlohmann::json::array();
+  auto x = [&](const char* cat, const char* name, double ts, double dur, int tid, nlohmann::json args) {
+    nlohmann::json e = {{"ph", "X"}, {"cat", cat}, {"name", name}, {"pid", 1}, {"tid", tid}, {"ts", ts}, {"dur", dur}};
+    if (!args.is_null()) e["args"] = args;
+    ev.push_back(e);
+  };
+  auto seq = [](int s, int fwd) { return nlohmann::json{{"Sequence number", s}, {"Fwd thread id", fwd}}; };
+  x("python_function", "train.py(10): <module>", 0, 1000, 1, nullptr);
+  x("python_function", "model.py(42): forward", 10, 200, 1, nullptr);
+  x("cpu_op", "aten::broadcast_tensors", 20, 10, 1, seq(7, 0));
+  x("cpu_op", "aten::linear", 40, 60, 1, seq(7, 0));
+  x("cpu_op", "aten::addmm", 45, 50, 1, seq(7, 0));
+  x("cpu_op", "autograd::engine::evaluate_function: AddmmBackward0", 500, 100, 2, seq(7, 1));
+  x("cpu_op", "AddmmBackward0", 505, 90, 2, seq(7, 1));
+  x("cpu_op", "aten::mm", 510, 40, 2, {{"External id", 50}});
+  x("cuda_runtime", "cudaLaunchKernel", 520, 10, 2, {{"correlation", 9}, {"External id", 50}});
+  x("kernel", "gemm_kernel", 560, 30, 7, {{"device", 0}, {"stream", 7}, {"correlation", 9}, {"External id", 50}});
+  ev.back()["pid"] = 0;
+  x("cpu_op", "MulBackward0", 700, 20, 2, seq(99, 1));
+  nlohmann::json doc = {{"schemaVersion", 1}, {"traceEvents", ev}};
+  auto path = (std::filesystem::path(::testing::TempDir()) / "proflint_backward_source.json").string();
+  {
+    std::ofstream out(path);
+    out << doc.dump();
+  }
+  Store store = load_one(path);
+  EXPECT_EQ(column(store, "SELECT o.name || ' | ' || s.origin || ' | ' || s.site || ' | ' || fo.name FROM op o "
+                          "JOIN source s ON s.op_id = o.id JOIN op fo ON fo.id = s.forward_op_id ORDER BY o.start_ns, o.depth"),
+            (Strings{"autograd::engine::evaluate_function: AddmmBackward0 | forward_op | model.py:42 in forward | aten::linear",
+                     "AddmmBackward0 | forward_op | model.py:42 in forward | aten::linear",
+                     "aten::mm | forward_op | model.py:42 in forward | aten::linear"}));
+  EXPECT_EQ(number(store, "SELECT count(*) FROM op o JOIN source s ON s.op_id = o.id WHERE o.name = 'MulBackward0'"), 0);
+  // The kernel of aten::mm is placed at the forward line, named as the backward of aten::linear.
+  Facts facts(store, summarize(store));
+  SourceSites sites(facts, 1, "GPU time");
+  sites.add_kernel(number(store, "SELECT id FROM kernel WHERE name = 'gemm_kernel'"), 30'000);
+  auto top = sites.top(3);
+  ASSERT_EQ(top.size(), 1u);
+  EXPECT_EQ(top[0].what, "backward of aten::linear");
+  EXPECT_EQ(location_text(top[0]).substr(0, 51), "backward of aten::linear at model.py:42 in forward,");
+  std::filesystem::remove(path);
+}
+
+// tracelens_mi300_resnet_act_checkpoint: python3 over the JSON found 426 backward ops on the
+// autograd thread 639 ('Fwd thread id' 1, no python_function around any of them), each with a
+// 'Sequence number' that forward ops of thread 542 carry. Seq 1198: AddmmBackward0 and its
+// evaluate_function wrapper; the forward op is aten::addmm, under the frames ... nn.Module:
+// Linear_0 < ResNet_0 < DistributedDataParallel_0 < train_ddp.py(82): train_step (the frames
+// above it are torch/ and torchvision/ library code). Seq 1125: ConvolutionBackward0 <- aten::conv2d
+// (aten::convolution inside it shares the number).
+TEST(SourceRealData, CheckpointedResnetBackwardOpsAreAtTheirForwardLines) {
+  REALDATA_OR_SKIP(path, "kineto/tracelens_mi300_resnet_act_checkpoint.json.gz");
+  Store store = load_one(path);
+  EXPECT_EQ(number(store, "SELECT count(*) FROM op o JOIN range r ON r.id = o.range_id JOIN source s ON s.op_id = o.id "
+                          "WHERE r.fwd_thread_id > 0 AND s.origin = 'forward_op'"),
+            426);
+  EXPECT_EQ(column(store, "SELECT DISTINCT s.site || ' | ' || s.module_path || ' | ' || fo.name FROM op o "
+                          "JOIN source s ON s.op_id = o.id JOIN op fo ON fo.id = s.forward_op_id WHERE o.name = 'AddmmBackward0'"),
+            Strings{"train_ddp.py:82 in train_step | DistributedDataParallel_0/ResNet_0/Linear_0 | aten::addmm"});
+  EXPECT_EQ(column(store, "SELECT DISTINCT fo.name FROM op o JOIN range r ON r.id = o.range_id JOIN source s ON s.op_id = o.id "
+                          "JOIN op fo ON fo.id = s.forward_op_id WHERE o.name = 'ConvolutionBackward0' AND r.sequence_number = 1125"),
+            Strings{"aten::conv2d"});
 }
 
 }  // namespace

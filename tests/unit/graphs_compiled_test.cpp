@@ -291,3 +291,197 @@ TEST(GraphNsys, RecordedIdsAndCapturedNvtxOpsSurviveASavedStore) {
 
 }  // namespace
 }  // namespace proflint
+
+namespace proflint {
+namespace {
+
+// fixtures/cuda_graph_nodes.nsys.sqlite (gen_profile.py graphs cuda_graph_nodes), read by hand with
+// sqlite3: CUDA_GRAPH_EVENTS holds nodes 1..4, created at 1000082000, 1000182000, 1000282000 and
+// 1000382000 ns on the main thread inside the emit_nvtx ranges aten::addmm (op_id 101), aten::relu
+// (op_id 102), aten::addmm (op_id 105) and aten::_softmax (op_id 107), and their clones 11..14
+// (originalGraphNodeId 1..4) made inside cudaGraphInstantiate. Six replays run kernels with
+// graphNodeId 11 (GEMM, stream 7), 13 (GEMM, stream 8, 1 us later), 12 (relu) and 14 (softmax), in
+// that start order: 20 + 20 + 5 + 8 us per replay.
+std::string node_attribution(Store& store) {
+  return store.db()
+      .execAndGet("SELECT group_concat(n, ',') FROM (SELECT g.node || '=' || o.name || '@' || (o.start_ns - 1000000000) "
+                  "AS n FROM graph_kernel g JOIN op o ON o.id = g.captured_op_id WHERE g.replay = 2 ORDER BY g.node)")
+      .getString();
+}
+
+TEST(GraphNodeEvents, ReplayedKernelsAreAttributedToTheOpThatCreatedTheirNode) {
+  Loaded f("cuda_graph_nodes.nsys.sqlite");
+  EXPECT_EQ(f.count("SELECT COUNT(*) FROM graph_node_event"), 8);
+  EXPECT_EQ(f.count("SELECT COUNT(*) FROM graph_node_event WHERE original_graph_node_id IS NULL AND name = 'cudaLaunchKernel'"), 4);
+  EXPECT_EQ(f.text("SELECT group_concat(graph_node_id || '<' || original_graph_node_id, ',') FROM graph_node_event "
+                   "WHERE original_graph_node_id IS NOT NULL"),
+            "11<1,12<2,13<3,14<4");
+  // Node 13's GEMM (the second addmm, started 260 us in) runs second in every replay; relu third.
+  EXPECT_EQ(node_attribution(f.store), "11=aten::addmm@60000,12=aten::relu@150000,13=aten::addmm@260000,14=aten::_softmax@360000");
+  EXPECT_EQ(f.count("SELECT COUNT(*) FROM graph_kernel WHERE captured_op_id IS NOT NULL"), 24);
+  EXPECT_EQ(f.text("SELECT id_source || ' ' || graph_id || ' ' || replays || ' ' || kernels_per_replay || ' ' || "
+                   "gpu_time_per_replay_ns || ' ' || captured_ops || ' ' || top_captured_op FROM cuda_graph"),
+            "recorded 1 6 4 53000 4 aten::addmm");
+  // The stream capture (cudaStreamBeginCapture at 20 us) is the graph's capture.
+  EXPECT_EQ(f.count("SELECT capture_start_ns - 1000000000 FROM cuda_graph"), 20'000);
+  // Per node, six replays: GEMMs 120 us each, relu 30 us, softmax 48 us, each op's kernels only.
+  EXPECT_EQ(f.text("SELECT group_concat(n, ',') FROM (SELECT o.name || ':' || SUM(k.dur_ns) AS n FROM graph_kernel g "
+                   "JOIN kernel k ON k.id = g.kernel_id JOIN op o ON o.id = g.captured_op_id GROUP BY o.id ORDER BY o.id)"),
+            "aten::addmm:120000,aten::relu:30000,aten::addmm:120000,aten::_softmax:48000");
+}
+
+TEST(GraphNodeEvents, WithoutTheTableTheReplayPositionDecidesAsBefore) {
+  // The same export without CUDA_GRAPH_EVENTS: the four captured launches are matched by position,
+  // so node 13's GEMM (second to start) is given to aten::relu and the relu kernel to the second
+  // aten::addmm: the misattribution node creation events put right.
+  auto dir = std::filesystem::path(::testing::TempDir()) / "proflint_graph_nodes_without";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  auto path = (dir / "nodes.sqlite").string();
+  std::filesystem::copy_file(fixture_path("cuda_graph_nodes.nsys.sqlite"), path);
+  {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE);
+    db.exec("DROP TABLE CUDA_GRAPH_EVENTS");
+  }
+  Store store = load_inputs({path}, LoadOptions{});
+  EXPECT_EQ(store.db().execAndGet("SELECT COUNT(*) FROM graph_node_event").getInt64(), 0);
+  EXPECT_EQ(node_attribution(store), "11=aten::addmm@60000,12=aten::addmm@260000,13=aten::relu@150000,14=aten::_softmax@360000");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(GraphNodeEvents, SurviveASavedStoreAndDeriveAgain) {
+  Loaded f("cuda_graph_nodes.nsys.sqlite");
+  auto path = (std::filesystem::path(::testing::TempDir()) / "proflint_graph_nodes_saved.db").string();
+  std::filesystem::remove(path);
+  f.store.save_as(path);
+  LoadOptions again;
+  again.rederive = true;
+  Store reloaded = load_inputs({path}, again);
+  EXPECT_EQ(reloaded.db().execAndGet("SELECT COUNT(*) FROM graph_node_event").getInt64(), 8);
+  EXPECT_EQ(node_attribution(reloaded), "11=aten::addmm@60000,12=aten::relu@150000,13=aten::addmm@260000,14=aten::_softmax@360000");
+  std::filesystem::remove(path);
+}
+
+// Hand-laid rows: one replay of three kernels whose nodes 31, 32, 33 are clones. 31's original
+// (21) was created at 150 ns inside aten::mm; 32's original (22) is not in the table (created
+// before the capture window) and 33 names itself through a loop (33 -> 23 -> 33). Bad rows: a NULL
+// node, a node 0, a negative node, a text node, a NULL thread. None may stop the import; the two
+// unresolvable kernels fall back to their position (no capture in the file: none).
+TEST(GraphNodeEvents, BadRowsAreImportIssuesAndLoopsEndTheChain) {
+  constexpr int64_t kVm = int64_t{1} << 48;
+  const int64_t gpid = kVm | (int64_t{111} << 24), gtid = gpid | 111;
+  std::string p = std::to_string(gpid), t = std::to_string(gtid);
+  std::string sql =
+      "CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);"
+      "INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel_v7000'), (2, 'cudaGraphInstantiate_v10000'),"
+      " (3, 'cudaGraphLaunch_v10000'), (4, 'gemm_kernel'), (5, 'relu_kernel');"
+      "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId, globalPid,"
+      " demangledName, shortName, graphNodeId);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 1020, 0, 1, 7, 10, " + p + ", 4, 4, 31),"
+      " (1020, 1025, 0, 1, 7, 10, " + p + ", 5, 5, 32), (1025, 1030, 0, 1, 7, 10, " + p + ", 5, 5, 33);"
+      "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, returnValue);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (140, 160, 0, " + t + ", 1, 1, 0), (900, 950, 0, " + t + ", 10, 3, 0);"
+      "CREATE TABLE NVTX_EVENTS (start, end, eventType, text, globalTid, domainId);"
+      "INSERT INTO NVTX_EVENTS VALUES (110, 200, 59, 'aten::mm, seq = 1', " + t + ", 0),"
+      " (210, 300, 59, 'aten::relu, seq = 2', " + t + ", 0);"
+      "CREATE TABLE CUDA_GRAPH_EVENTS (start, end, eventClass, globalTid, nameId, graphNodeId, originalGraphNodeId);"
+      "INSERT INTO CUDA_GRAPH_EVENTS VALUES (150, 152, 0, " + t + ", 1, 21, NULL),"
+      " (500, 502, 0, " + t + ", 2, 31, 21), (510, 512, 0, " + t + ", 2, 32, 22),"
+      " (520, 522, 0, " + t + ", 2, 33, 23), (530, 532, 0, " + t + ", 2, 23, 33),"
+      " (540, 542, 0, " + t + ", 2, NULL, 21), (550, 552, 0, " + t + ", 2, 0, 21), (560, 562, 0, " + t + ", 2, -4, 21),"
+      " (570, 572, 0, " + t + ", 2, 'abc', 21), (580, 582, 0, NULL, 2, 40, 21), (590, 580, 0, " + t + ", 2, 41, NULL);"
+      "CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);"
+      "INSERT INTO PROCESSES VALUES (" + p + ", 111, 'python3');";
+  auto dir = std::filesystem::path(::testing::TempDir()) / "proflint_graph_nodes_bad";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  auto path = (dir / "bad.sqlite").string();
+  {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    db.exec(sql);
+  }
+  Store store = load_inputs({path}, LoadOptions{});
+  auto& db = store.db();
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM graph_node_event").getInt64(), 5);  // 21, 31, 32, 33, 23
+  // NULL node, node 0, node -4, node 'abc' (reads as 0), NULL thread: five unusable rows.
+  EXPECT_EQ(db.execAndGet("SELECT count FROM import_issue WHERE kind = 'graph_node_event_unusable'").getInt64(), 5);
+  // end before start.
+  EXPECT_EQ(db.execAndGet("SELECT count FROM import_issue WHERE kind = 'negative_duration'").getInt64(), 1);
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(n, ',') FROM (SELECT g.node || '=' || coalesce(o.name, '-') AS n "
+                          "FROM graph_kernel g LEFT JOIN op o ON o.id = g.captured_op_id ORDER BY g.node)")
+                .getString(),
+            "31=aten::mm,32=-,33=-");
+  EXPECT_EQ(db.execAndGet("SELECT captured_ops FROM cuda_graph").getInt64(), 1);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(GraphNodeEvents, ATableWithoutTheNeededColumnsIsSkippedWithAnIssue) {
+  auto dir = std::filesystem::path(::testing::TempDir()) / "proflint_graph_nodes_cols";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  auto path = (dir / "cols.sqlite").string();
+  std::filesystem::copy_file(fixture_path("cuda_graph_nodes.nsys.sqlite"), path);
+  {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE);
+    db.exec("ALTER TABLE CUDA_GRAPH_EVENTS RENAME COLUMN globalTid TO threadId");
+  }
+  Store store = load_inputs({path}, LoadOptions{});
+  EXPECT_EQ(store.db().execAndGet("SELECT COUNT(*) FROM graph_node_event").getInt64(), 0);
+  EXPECT_EQ(store.db().execAndGet("SELECT example FROM import_issue WHERE kind = 'graph_table_columns_missing'").getString(),
+            "no column globalTid");
+  // The rest of the export loads: six replays, attributed by position.
+  EXPECT_EQ(store.db().execAndGet("SELECT replays FROM cuda_graph").getInt64(), 6);
+  std::filesystem::remove_all(dir);
+}
+
+// fixtures/compile_python_break.json.gz (gen_profile.py graphs compile_python_break), by hand from
+// the scenario: per step regions 0/0, 1/0, 0/0, 1/0 with only 'TorchDynamo Cache Lookup' between
+// them; each 1/0 resumes 0/0 (a larger frame id): 2 breaks per step, 8 in 4 steps, all
+// 'python_only'; the second 0/0 of a step is a new call of frame 0, no break.
+TEST(CompiledFixtures, BreaksWithOnlyPythonBetweenRegionsCount) {
+  Loaded f("compile_python_break.json.gz");
+  EXPECT_EQ(f.count("SELECT COUNT(*) FROM compiled_region"), 16);
+  EXPECT_EQ(f.count("SELECT SUM(graph_break_before) FROM compiled_region"), 8);
+  EXPECT_EQ(f.count("SELECT COUNT(*) FROM compiled_region WHERE frame = '1/0' AND graph_break_cause = 'python_only'"), 8);
+  EXPECT_EQ(f.count("SELECT COUNT(*) FROM compiled_region WHERE frame = '0/0' AND graph_break_before = 0 "
+                    "AND graph_break_cause IS NULL"),
+            8);
+  auto s = summarize(f.store).at(0);
+  EXPECT_EQ(s.compiled.graph_breaks, 8);
+  // The eager break of compile_graph_break keeps its count and says why.
+  Loaded eager("compile_graph_break.json.gz");
+  EXPECT_EQ(eager.count("SELECT COUNT(*) FROM compiled_region WHERE graph_break_cause = 'eager_ops'"), 4);
+  EXPECT_EQ(eager.count("SELECT COUNT(*) FROM compiled_region WHERE graph_break_cause = 'python_only'"), 0);
+}
+
+}  // namespace
+}  // namespace proflint
+
+namespace proflint {
+namespace {
+
+// The one real export with the table (nsys 2022.2, all tables exported) has it empty: nothing is
+// imported and no issue is raised (python3/sqlite3: SELECT COUNT(*) FROM CUDA_GRAPH_EVENTS = 0).
+TEST(GraphNodeEvents, RealExportWithAnEmptyTableImportsNothing) {
+  REALDATA_OR_SKIP(path, "nsys/nsys2022_saxpy_mpi_all_tables.sqlite");
+  Store store = load_inputs({path}, LoadOptions{});
+  EXPECT_EQ(store.db().execAndGet("SELECT COUNT(*) FROM graph_node_event").getInt64(), 0);
+  EXPECT_EQ(store.db().execAndGet("SELECT COUNT(*) FROM import_issue WHERE kind LIKE 'graph%'").getInt64(), 0);
+}
+
+// hta_a100_16rank_rank0, python3 over the JSON: per ProfilerStep 7 'CompiledFunction' regions on
+// thread 4515; between consecutive ones, in every step, ops once ('## forward:sparse_arch ##',
+// aten::view, aten::cat, ... between the 2nd and 3rd) and nothing at all five times (gaps of
+// 37-214 us): 5 eager and 25 Python-only breaks over the 5 steps.
+TEST(GraphsRealdataBreaks, Hta16RankCountsPythonOnlyBreaksBetweenCompiledFunctions) {
+  REALDATA_OR_SKIP(path, "kineto/hta_a100_16rank_rank0.json.gz");
+  Store store = load_inputs({path}, LoadOptions{});
+  EXPECT_EQ(store.db().execAndGet("SELECT COUNT(*) FROM compiled_region WHERE graph_break_cause = 'eager_ops'").getInt64(), 5);
+  EXPECT_EQ(store.db().execAndGet("SELECT COUNT(*) FROM compiled_region WHERE graph_break_cause = 'python_only'").getInt64(), 25);
+  auto s = summarize(store).at(0);
+  EXPECT_EQ(s.compiled.graph_breaks, 30);
+  EXPECT_EQ(s.compiled.graph_breaks_python_only, 25);
+}
+
+}  // namespace
+}  // namespace proflint

@@ -9,6 +9,9 @@
 // `symbolName` in some exports. OSRT_CALLCHAINS (same layout, keyed by OSRT_API.callchainId) is
 // the backtrace of an OS call: only its caller is kept (read_os_call_callers). A table without the columns it must have is reported once as
 // `host_table_columns_missing` and skipped: the rest of the export still loads.
+// CUDA_GRAPH_EVENTS (one row per CUDA graph node created, nsys --cuda-graph-trace=node) is read
+// here too: its rows are host calls (the capture's launches, cudaGraphAdd*Node, the clones made by
+// cudaGraphInstantiate).
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -26,6 +29,7 @@ const std::string kOsrt = "OSRT_API";
 const std::string kOsrtChains = "OSRT_CALLCHAINS";
 const std::string kComposite = "COMPOSITE_EVENTS";
 const std::string kCallchains = "SAMPLING_CALLCHAINS";
+const std::string kGraphEvents = "CUDA_GRAPH_EVENTS";
 
 constexpr int64_t kOsrtProfilingStarted = 31;
 constexpr int64_t kOsrtProfilingFinished = 32;
@@ -107,6 +111,46 @@ void ExportReader::read_os_calls() {
     if (!rows.null(kCallchain))
       if (auto it = callers.find(rows.i64(kCallchain)); it != callers.end()) o.caller = it->second;
     w_.add_os_call(o);
+  }
+}
+
+// Node creation events (schema/0011_graph_node_events.sql). The table is absent from exports made
+// without graph node tracing (and empty in most others); without the columns that tie a node to
+// the thread and time of its creation it is skipped with one issue.
+void ExportReader::read_graph_node_events() {
+  if (!file_.has_table(kGraphEvents)) return;
+  std::string missing = missing_columns(file_, kGraphEvents, {"start", "end", "globalTid", "nameId", "graphNodeId"});
+  if (!missing.empty()) {
+    w_.add_issue(import_issue::graph_table_columns_missing, "no column " + missing, "table " + kGraphEvents);
+    return;
+  }
+  enum { kStart, kEnd, kEventClass, kGlobalTid, kNameId, kNode, kOriginal };
+  Rows rows(file_, kGraphEvents, {"start", "end", "eventClass", "globalTid", "nameId", "graphNodeId", "originalGraphNodeId"});
+  std::string scratch;
+  while (rows.next()) {
+    w_.count_event();
+    if (rows.null(kNode) || rows.null(kGlobalTid) || rows.null(kNameId)) {
+      issue(import_issue::graph_node_event_unusable,
+            rows.null(kNode) ? "graphNodeId is NULL" : rows.null(kGlobalTid) ? "globalTid is NULL" : "nameId is NULL", rows);
+      continue;
+    }
+    if (rows.i64(kNode) <= 0) {
+      issue(import_issue::graph_node_event_unusable, "graphNodeId " + std::to_string(rows.i64(kNode)), rows);
+      continue;
+    }
+    auto span = interval(rows, kStart, kEnd);
+    if (!span) continue;
+    GraphNodeEventRow e;
+    HostIds ids = decode_global_tid(rows.i64(kGlobalTid));
+    e.pid = ids.pid;
+    e.tid = ids.tid;
+    e.start_ns = span->first;
+    e.dur_ns = span->second;
+    e.name = std::string(strip_cupti_suffix(string_or_placeholder(rows.i64(kNameId), scratch, rows)));
+    e.event_class = rows.opt(kEventClass);
+    e.graph_node_id = rows.i64(kNode);
+    e.original_graph_node_id = rows.opt(kOriginal);
+    w_.add_graph_node_event(e);
   }
 }
 

@@ -170,6 +170,7 @@ void ExportReader::read_all() {
   guarded("TARGET_INFO_CUDA_STREAM", &ExportReader::read_streams);
   guarded("OSRT_API", &ExportReader::read_os_calls);
   guarded("COMPOSITE_EVENTS", &ExportReader::read_cpu_samples);
+  guarded("CUDA_GRAPH_EVENTS", &ExportReader::read_graph_node_events);
   write_devices();
   if (torch_nvtx_) w_.set_metadata("framework", "pytorch");
   // The reading thread's own CPU time: with the tables read ahead, its share of the import.

@@ -93,6 +93,7 @@ class ExportReader {
   void read_os_calls();
   std::unordered_map<int64_t, std::string> read_os_call_callers();
   void read_cpu_samples();
+  void read_graph_node_events();  // CUDA_GRAPH_EVENTS
   bool host_columns_present(const std::string& table, const std::vector<std::string_view>& needed);
 
   // Name for string id `id`, or a '<string N>' placeholder (counted) when StringIds lacks it.
