@@ -94,6 +94,7 @@ class SourceSites {
   std::map<int64_t, std::optional<int64_t>> api_op_;       // API call -> its op
   std::map<int64_t, std::optional<Attributed>> ops_;       // op -> its source (nullopt: none), once loaded
   std::map<int64_t, Attributed> api_calls_, ranges_;       // their own source rows
+  std::map<int64_t, std::string> texts_;                   // string id -> text, of the places loaded
   std::map<int64_t, Found> op_cache_;
   std::map<std::pair<Key, bool>, Site> sites_;  // (place, backward) -> what was added there
 };
