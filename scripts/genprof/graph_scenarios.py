@@ -35,6 +35,8 @@ Exactly timed like genprof/scenarios.py, so tests can check the attribution by h
                         new call of frame 0, not a break.
 """
 
+import functools
+
 from genprof import hw, nsys
 from genprof.scenarios import GEMM, SOFTMAX_KERNEL, Trace
 
@@ -105,14 +107,17 @@ def eager_launch_bound(t):
     return 100 + 30 * 300 + 100
 
 
+def triton_launch(t, name, ts_us, k_start_us, k_dur_us):
+    """Inductor launches its Triton kernels with cuLaunchKernel under a record_function of the kernel's name."""
+    t.op(name, ts_us, 12)
+    t.corr += 1
+    t.x("cuda_driver", "cuLaunchKernel", ts_us + 2, 8, {"correlation": t.corr, "External id": t.ext})
+    t.x("kernel", name, k_start_us, k_dur_us, {"device": 0, "stream": 7, "correlation": t.corr, "External id": t.ext},
+        pid=0, tid=7)
+
+
 def compile_graph_break(t):
-    def driver_launch(name, ts_us, k_start_us, k_dur_us):
-        """Inductor launches its Triton kernels with cuLaunchKernel under a record_function of the kernel's name."""
-        t.op(name, ts_us, 12)
-        t.corr += 1
-        t.x("cuda_driver", "cuLaunchKernel", ts_us + 2, 8, {"correlation": t.corr, "External id": t.ext})
-        t.x("kernel", name, k_start_us, k_dur_us, {"device": 0, "stream": 7, "correlation": t.corr, "External id": t.ext},
-            pid=0, tid=7)
+    driver_launch = functools.partial(triton_launch, t)
 
     for i in range(4):
         s = 100 + i * 1_000
@@ -140,12 +145,7 @@ def compile_graph_break(t):
 
 
 def compile_python_break(t):
-    def driver_launch(name, ts_us, k_start_us, k_dur_us):
-        t.op(name, ts_us, 12)
-        t.corr += 1
-        t.x("cuda_driver", "cuLaunchKernel", ts_us + 2, 8, {"correlation": t.corr, "External id": t.ext})
-        t.x("kernel", name, k_start_us, k_dur_us, {"device": 0, "stream": 7, "correlation": t.corr, "External id": t.ext},
-            pid=0, tid=7)
+    driver_launch = functools.partial(triton_launch, t)
 
     for i in range(4):
         s = 100 + i * 1_000
