@@ -213,12 +213,14 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options, const 
   {
     auto wall = std::chrono::steady_clock::now();
     std::clock_t cpu = std::clock();
+    int readers = store.readers_opened();
     run_tasks(store, facts, tasks, options.jobs);
-    // CPU time of all threads: cpu ÷ wall is how many cores the detectors and rules kept busy.
+    // CPU time of all threads: cpu ÷ wall is how many cores the detectors and rules kept busy;
+    // readers: the connections opened beside the store's own (0: everything ran on this thread).
     if (timings_enabled())
-      std::fprintf(stderr, "timing analysis:all-tasks %.3f ms cpu %.3f ms\n",
+      std::fprintf(stderr, "timing analysis:all-tasks %.3f ms cpu %.3f ms readers %d\n",
                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall).count(),
-                   1000.0 * static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC);
+                   1000.0 * static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC, store.readers_opened() - readers);
   }
   finish_analysis(store, tasks, options.suppressions, result);
   return result;

@@ -46,6 +46,9 @@ void backup_into(const std::string& path, sqlite3* source, Store& copy) {
   if (!backup) throw input_error(path, "", std::string("cannot read store: ") + sqlite3_errmsg(dst));
   int rc = sqlite3_backup_step(backup, -1);
   sqlite3_backup_finish(backup);
+  if (rc == SQLITE_FULL && !copy.temp_path().empty())
+    throw Error("the temporary folder " + Store::temp_folder() + " ran out of room while " + path +
+                " was copied there (set TMPDIR to a folder with more room)");
   if (rc != SQLITE_DONE) throw input_error(path, "", std::string("cannot read store: ") + sqlite3_errstr(rc));
 }
 
@@ -138,9 +141,36 @@ double estimated_store_bytes(const std::string& path) {
   return size * 0.6;
 }
 
-// Above this estimate a run uses a Sharing::none store from the start instead of discovering the
-// limit of a shared one halfway through.
+// Above this estimate a run uses a Sharing::temp_file store from the start instead of discovering
+// the limit of a shared one halfway through. PROFLINT_SHARED_STORE_BUDGET (bytes, smaller only) is
+// for tests: it sends a fixture down the temp_file path.
 constexpr double kSharedStoreBudget = 1.2e9;
+
+double shared_store_budget() {
+  const char* env = std::getenv("PROFLINT_SHARED_STORE_BUDGET");
+  double n = env ? std::atof(env) : 0;
+  return n > 0 && n < kSharedStoreBudget ? n : kSharedStoreBudget;
+}
+
+// A temp_file store that failed to fill: SQLITE_FULL there is the disk, and says so with the folder.
+[[noreturn]] void rethrow_temp_store_error(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    if (std::string_view(e.what()).find("database or disk is full") != std::string_view::npos)
+      throw Error("the temporary folder " + Store::temp_folder() +
+                  " ran out of room while the fact store was written there (set TMPDIR to a folder with more room)");
+    throw;
+  }
+}
+
+// A new temp_file store, once its folder has room for `bytes`.
+Store create_temp_store(double bytes) {
+  Store::require_temp_room(bytes);
+  return Store::create_in_memory(Store::Sharing::temp_file);
+}
 
 // Derivation of one model; a failure names the file.
 void derive_model(const std::string& path, TraceModel& model, const DeriveOptions& options) {
@@ -243,6 +273,7 @@ void write_store(const std::vector<TraceModel*>& models, const JobFacts& jobs, S
   write_models(store, models, &jobs);
   clock.lap("write");
   store.create_indexes();
+  store.end_bulk_load();
   clock.lap("indexes");
 }
 
@@ -302,8 +333,9 @@ Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& opti
       // A store saved by an older proflint lacks the derived columns added since (and may hold
       // derived values computed by older rules): derive it again.
       bool upgraded = stored_schema_version(paths[0]) < latest_schema_version();
-      Store store = copy_store_into_memory(
-          paths[0], bytes * 1.2 > kSharedStoreBudget ? Store::Sharing::none : Store::Sharing::shared);
+      bool big = bytes * 1.2 > shared_store_budget();
+      if (big) Store::require_temp_room(bytes * 1.2);
+      Store store = copy_store_into_memory(paths[0], big ? Store::Sharing::temp_file : Store::Sharing::shared);
       verify_store_schema(paths[0], store);
       StageTimer timer("derive");
       derive_all(store, options.derive, options.rederive || upgraded);
@@ -327,12 +359,13 @@ Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& opti
   std::vector<TraceModel> models(paths.size());
   import_and_derive_all(paths, models, options);
   attach_sampling_logs(models, options.sample_offset_ns);
-  // A shared store lets analysis use several threads but holds ~2 GiB at most; a run that would
-  // not fit uses a plain one (one thread there), decided from the input sizes and, when the
-  // estimate was wrong, after the shared store filled up (the models are written again).
+  // A shared store in memory holds ~2 GiB at most; a run that would not fit writes a temporary
+  // file instead, which analysis's threads read as well (through mmap). Decided from the input
+  // sizes and, when the estimate was wrong, after the shared store filled up (the models are
+  // written again).
   double estimate = 0;
   for (const auto& path : paths) estimate += estimated_store_bytes(path);
-  auto sharing = estimate > kSharedStoreBudget ? Store::Sharing::none : Store::Sharing::shared;
+  auto sharing = estimate > shared_store_budget() ? Store::Sharing::temp_file : Store::Sharing::shared;
   StageTimer timer("derive");  // the write belongs to derivation's figure, as when it updated the store
   std::vector<TraceModel*> all;
   for (auto& m : models) all.push_back(&m);
@@ -346,11 +379,15 @@ Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& opti
       return store;
     } catch (...) {
       if (!ran_out_of_room(store, std::current_exception())) throw;
-      if (timings_enabled()) std::cerr << "timing note: shared store full, writing again unshared\n";
+      if (timings_enabled()) std::cerr << "timing note: shared store full, writing again to a temporary file\n";
     }
   }
-  Store store = Store::create_in_memory(Store::Sharing::none);
-  write_store(all, jobs, store);
+  Store store = create_temp_store(estimate);
+  try {
+    write_store(all, jobs, store);
+  } catch (...) {
+    rethrow_temp_store_error(std::current_exception());
+  }
   return store;
 }
 
@@ -394,6 +431,7 @@ void derive_all(Store& store, const DeriveOptions& options, bool force) {
     clock.lap("write");
   }
   store.create_indexes();
+  store.end_bulk_load();
   clock.lap("indexes");
 }
 

@@ -4,11 +4,15 @@
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 #include <sqlite3.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +21,7 @@
 #include <mutex>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "engine/common/error.hpp"
 #include "engine/common/output_file.hpp"
@@ -104,6 +109,10 @@ std::string file_uri(const std::string& path) {
 // default cap is 1 GiB). Larger stores go to a plain in-memory database (Store::Sharing::none).
 constexpr sqlite3_int64 kMemdbMaxBytes = 0x7ffe0000;
 
+// How much of a file store its connections map into memory: SQLite clamps it to its build's
+// SQLITE_MAX_MMAP_SIZE (0x7fff0000 in Debian's build); pages beyond are read with pread.
+constexpr long long kMmapBytes = 1LL << 40;
+
 // PROFLINT_SHARED_STORE_LIMIT (bytes, smaller only) lets tests reach the limit with small inputs.
 sqlite3_int64 memdb_max_bytes() {
   const char* env = std::getenv("PROFLINT_SHARED_STORE_LIMIT");
@@ -115,7 +124,124 @@ void set_memdb_size_limit(SQLite::Database& db) {
   sqlite3_int64 limit = memdb_max_bytes();
   sqlite3_file_control(db.getHandle(), "main", SQLITE_FCNTL_SIZE_LIMIT, &limit);
 }
+
+// Temporary store files are removed by their Store's destructor, which an exception unwinding
+// the stack runs too. A signal that stops the process (Ctrl-C, kill) would skip it and leave a
+// file of several GB in /tmp, so their paths are also kept here, where a signal handler can
+// unlink them: a fixed table written before a slot is marked ready, read by the handler with
+// nothing but unlink() and raise(), both async-signal-safe.
+constexpr int kTempSlots = 32;
+constexpr size_t kTempPathMax = 4096;
+char temp_slot_path[kTempSlots][kTempPathMax];
+std::atomic<int> temp_slot_state[kTempSlots];  // 0 free, 1 being written, 2 ready for the handler
+constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+extern "C" void remove_temp_stores_and_die(int sig) {
+  for (int i = 0; i < kTempSlots; ++i)
+    if (temp_slot_state[i].load() == 2) ::unlink(temp_slot_path[i]);
+  // SA_RESETHAND restored the default action: the process ends as the signal asked, with its status.
+  ::raise(sig);
+}
+
+// Installs the handler once, for each signal whose action is still the default one (a program
+// embedding proflint that handles a signal itself keeps its handler).
+void install_temp_cleanup() {
+  static const bool installed = [] {
+    for (int sig : kCleanupSignals) {
+      struct sigaction old {};
+      if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+      struct sigaction action {};
+      action.sa_handler = remove_temp_stores_and_die;
+      sigemptyset(&action.sa_mask);
+      action.sa_flags = SA_RESETHAND;
+      ::sigaction(sig, &action, nullptr);
+    }
+    return true;
+  }();
+  (void)installed;
+}
+
+void register_temp_path(const std::string& path) {
+  install_temp_cleanup();
+  if (path.size() >= kTempPathMax) return;  // the destructor still removes it
+  for (int i = 0; i < kTempSlots; ++i) {
+    int expected = 0;
+    if (!temp_slot_state[i].compare_exchange_strong(expected, 1)) continue;
+    std::memcpy(temp_slot_path[i], path.c_str(), path.size() + 1);
+    temp_slot_state[i].store(2);
+    return;
+  }
+}
+
+void unregister_temp_path(const std::string& path) {
+  for (int i = 0; i < kTempSlots; ++i) {
+    int expected = 2;
+    if (!temp_slot_state[i].compare_exchange_strong(expected, 1)) continue;
+    bool mine = path == temp_slot_path[i];
+    temp_slot_state[i].store(mine ? 0 : 2);
+    if (mine) return;
+  }
+}
+
+// A new, empty file under a unique name in Store::temp_folder() (mkstemp: never a name someone
+// could have planted, mode 0600), registered for removal on a signal.
+std::string make_temp_store_file() {
+  std::string folder = Store::temp_folder();
+  std::string pattern = folder + (folder.ends_with('/') ? "" : "/") + "proflint-store-XXXXXX";
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  int fd = ::mkstemp(name.data());
+  if (fd < 0) {
+    int err = errno;
+    throw Error("cannot create a temporary store file in " + folder + ": " + std::strerror(err) +
+                " (set TMPDIR to a writable folder with room for the store)");
+  }
+  ::close(fd);
+  std::string path(name.data());
+  register_temp_path(path);
+  return path;
+}
 }  // namespace
+
+Store::TempFile& Store::TempFile::operator=(TempFile&& other) noexcept {
+  if (this != &other) {
+    TempFile gone(std::move(*this));  // removes the file held so far
+    path = std::move(other.path);
+    other.path.clear();
+  }
+  return *this;
+}
+
+Store::TempFile::~TempFile() {
+  if (path.empty()) return;
+  ::unlink(path.c_str());
+  // SQLite makes no other file in journal_mode=MEMORY, but a failed statement may have left one.
+  ::unlink((path + "-journal").c_str());
+  unregister_temp_path(path);
+}
+
+std::string Store::temp_folder() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
+void Store::require_temp_room(double bytes) {
+  std::string folder = temp_folder();
+  struct statvfs fs {};
+  if (::statvfs(folder.c_str(), &fs) != 0) {
+    int err = errno;
+    throw Error("cannot use the temporary folder " + folder + " for the fact store: " + std::strerror(err) +
+                " (set TMPDIR to a writable folder)");
+  }
+  double free_bytes = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+  if (free_bytes < bytes) {
+    char need[64], have[64];
+    std::snprintf(need, sizeof need, "%.1f GB", bytes / 1e9);
+    std::snprintf(have, sizeof have, "%.1f GB", free_bytes / 1e9);
+    throw Error("not enough room in the temporary folder " + folder + " for the fact store: it needs about " + need +
+                " and " + have + " are free (set TMPDIR to a folder with more room)");
+  }
+}
 
 int latest_schema_version() { return static_cast<int>(migrations().size()); }
 
@@ -143,6 +269,17 @@ Store Store::create_in_memory_copy_target(Sharing sharing, int page_size) {
   auto set_page_size = [&](SQLite::Database& db) {
     if (page_size > 0) db.exec("PRAGMA page_size=" + std::to_string(page_size));
   };
+  if (sharing == Sharing::temp_file) {
+    TempFile temp(make_temp_store_file());
+    auto db = std::make_unique<SQLite::Database>(temp.path, open_flags() & ~SQLite::OPEN_URI);
+    set_page_size(*db);
+    Store store(std::move(db), temp.path, nullptr);
+    store.temp_ = std::move(temp);
+    tune_for_bulk_load(store.db(), false);
+    // It is also read during analysis (the calling thread's tasks): through mmap, as the readers.
+    store.db().exec("PRAGMA mmap_size=" + std::to_string(kMmapBytes));
+    return store;
+  }
   if (sharing == Sharing::none) {
     auto db = std::make_unique<SQLite::Database>(":memory:", open_flags());
     set_page_size(*db);
@@ -216,11 +353,15 @@ Store Store::open_existing(const std::string& path, bool read_only) {
   return store;
 }
 
-std::unique_ptr<SQLite::Database> Store::open_reader() const {
+std::unique_ptr<SQLite::Database> Store::open_reader() {
   if (name_.empty()) throw Error("internal: this in-memory store has a single connection");
   auto reader =
       std::make_unique<SQLite::Database>(name_.c_str(), SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX, 0, vfs_);
   reader->exec("PRAGMA temp_store=MEMORY");
+  // A file's pages are read through mmap (as fast as memdb's buffer, with no copy into this
+  // connection's page cache); memdb ignores it.
+  if (!vfs_) reader->exec("PRAGMA mmap_size=" + std::to_string(kMmapBytes));
+  ++readers_opened_;
   static const bool profile = std::getenv("PROFLINT_SQL_PROFILE") != nullptr;
   if (profile) sqlite3_trace_v2(reader->getHandle(), SQLITE_TRACE_PROFILE, profile_statement, nullptr);
   return reader;
@@ -287,6 +428,12 @@ void Store::create_report_indexes() {
     CREATE INDEX IF NOT EXISTS op_by_range ON _op(range_id);
     CREATE INDEX IF NOT EXISTS op_by_name ON _op(name_id);
   )SQL");
+}
+
+void Store::end_bulk_load() {
+  if (vfs_ || name_.empty()) return;  // memdb and ":memory:" caches are small, or are the store itself
+  db_->exec("PRAGMA cache_size=-4096");
+  db_->exec("PRAGMA shrink_memory");
 }
 
 void Store::stage_into(OutputFile& out) {

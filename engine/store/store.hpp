@@ -15,10 +15,14 @@ int latest_schema_version();
 
 class Store {
  public:
-  // How an in-memory store can be read: `shared` (SQLite's memdb, any number of connections and
-  // threads, at most ~2 GiB), or `none` (one connection, no size limit but memory).
-  enum class Sharing { shared, none };
-  // A new, empty store in memory with all migrations applied.
+  // Where a working store lives and how it can be read: `shared` (SQLite's memdb, any number of
+  // connections and threads, at most ~2 GiB), `none` (a plain ":memory:" database: one connection,
+  // no size limit but memory), or `temp_file` (a temporary SQLite file under a unique name in
+  // $TMPDIR, else /tmp: any number of connections, which read it through mmap, no size limit but
+  // the disk; removed when the Store is destroyed, or when the process is stopped by SIGINT,
+  // SIGTERM, SIGHUP or SIGQUIT; only SIGKILL or a crash can leave it behind).
+  enum class Sharing { shared, none, temp_file };
+  // A new, empty working store with all migrations applied (in memory unless `temp_file`).
   static Store create_in_memory(Sharing sharing = Sharing::shared);
   // A new in-memory store with no schema and pages of `page_size` bytes, for the SQLite backup
   // API to copy a saved store of that page size into: SQLite refuses to back up into an
@@ -26,8 +30,18 @@ class Store {
   // schema would only be replaced whole by the copy.
   static Store create_in_memory_copy_target(Sharing sharing, int page_size);
   // True when this is a shared store grown past half its limit: an import or derivation that
-  // failed here most likely ran out of room, and is redone in a Sharing::none store.
+  // failed here most likely ran out of room, and is redone in a Sharing::temp_file store.
   bool near_shared_limit() const;
+  // The folder temp_file stores go to: $TMPDIR when set and not empty, else /tmp.
+  static std::string temp_folder();
+  // Throws Error (exit 2) naming temp_folder() when its file system has less than `bytes` free
+  // for a temp_file store of that size (or cannot be examined).
+  static void require_temp_room(double bytes);
+  // The temporary file of a temp_file store; empty for other stores.
+  const std::string& temp_path() const { return temp_.path; }
+  // How many connections open_reader() has opened on this store so far (tests and timings: the
+  // proof that analysis ran on several connections).
+  int readers_opened() const { return readers_opened_; }
   // A new store at `path` (must not exist yet) with all migrations applied.
   static Store create_file(const std::string& path);
   // Opens an existing proflint store; refuses files that are not stores and stores made by a
@@ -39,8 +53,9 @@ class Store {
   SQLite::Database& db() { return *db_; }
   // A second, read-only connection to the same database, for a thread of its own (analysis runs
   // detectors and rules on several). Sees what the store's connection has committed. Throws for
-  // a Sharing::none store; callers then stay on one thread.
-  std::unique_ptr<SQLite::Database> open_reader() const;
+  // a Sharing::none store; callers then stay on one thread. Not thread-safe: open readers from
+  // one thread, then hand them out.
+  std::unique_ptr<SQLite::Database> open_reader();
   int schema_version();
 
   // Indexes used by derivation, detectors and rules; created after bulk import (faster load).
@@ -52,6 +67,10 @@ class Store {
   // nothing on a read-only store (one saved by proflint has them).
   void create_report_indexes();
 
+  // Ends a bulk load: a file store's connection gives back its large write cache (256 MiB: the
+  // store is read through mmap from now on, and kept pages would be counted twice in memory).
+  void end_bulk_load();
+
   // Copies this store into `out`'s staged file (VACUUM INTO); nothing is at the target before
   // out.commit(). A command stages its store early and commits with its other outputs.
   void stage_into(OutputFile& out);
@@ -62,6 +81,18 @@ class Store {
   Store(std::unique_ptr<SQLite::Database> db, std::string name, const char* vfs)
       : db_(std::move(db)), name_(std::move(name)), vfs_(vfs) {}
   void migrate();
+  // Owns a temporary file: removes it when destroyed (after the connection, declared after it,
+  // has closed) and forgets it when moved from.
+  struct TempFile {
+    std::string path;
+    TempFile() = default;
+    explicit TempFile(std::string p) : path(std::move(p)) {}
+    TempFile(TempFile&& other) noexcept : path(std::move(other.path)) { other.path.clear(); }
+    TempFile& operator=(TempFile&& other) noexcept;
+    ~TempFile();
+  };
+  TempFile temp_;  // before db_: members are destroyed in reverse order, so the file outlives its connection
+  int readers_opened_ = 0;
   std::unique_ptr<SQLite::Database> db_;
   std::string name_;           // what open_reader() opens: a file path or a shared memdb name
   const char* vfs_ = nullptr;  // "memdb" for in-memory stores, else the default VFS

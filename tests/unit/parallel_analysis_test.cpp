@@ -6,28 +6,15 @@
 #include "engine/lua/rules.hpp"
 #include "engine/pipeline/analyze.hpp"
 #include "engine/pipeline/load.hpp"
+#include "tests/support/all_checks.hpp"
 #include "tests/support/realdata.hpp"
 
 using namespace proflint;
 
 namespace {
 
-// Everything a user sees of an analysis: ranked findings with their evidence, and the notes.
-std::string rendered(const AnalysisResult& r) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& f : r.findings)
-    out.push_back(
-        {{"id", f.id}, {"problem", f.problem}, {"evidence", f.evidence}, {"savings", f.estimated_savings_ns}});
-  for (const auto& n : r.notes) out.push_back(n);
-  return out.dump(1);
-}
-
-AnalysisResult analyze(Store& store, unsigned jobs) {
-  AnalysisOptions options;
-  options.jobs = jobs;
-  options.rule_files = lua::shipped_rules();
-  return run_analysis(store, options, detector_registry());
-}
+AnalysisResult analyze(Store& store, unsigned jobs) { return proflint::testing::analyze_all(store, jobs); }
+using proflint::testing::rendered;
 
 }  // namespace
 
