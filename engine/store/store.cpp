@@ -7,12 +7,11 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include <csignal>
-
 #include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -106,7 +105,7 @@ std::string file_uri(const std::string& path) {
 
 // memdb grows its one buffer by doubling it through sqlite3_realloc, which refuses 2 GiB or more:
 // capping the size just below lets the buffer reach that instead of failing at half of it (the
-// default cap is 1 GiB). Larger stores go to a plain in-memory database (Store::Sharing::none).
+// default cap is 1 GiB). Larger stores go to a temporary file (Store::Sharing::temp_file).
 constexpr sqlite3_int64 kMemdbMaxBytes = 0x7ffe0000;
 
 // How much of a file store its connections map into memory: SQLite clamps it to its build's
