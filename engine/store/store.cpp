@@ -234,11 +234,14 @@ void Store::require_temp_room(double bytes) {
   }
   double free_bytes = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
   if (free_bytes < bytes) {
-    char need[64], have[64];
-    std::snprintf(need, sizeof need, "%.1f GB", bytes / 1e9);
-    std::snprintf(have, sizeof have, "%.1f GB", free_bytes / 1e9);
-    throw Error("not enough room in the temporary folder " + folder + " for the fact store: it needs about " + need +
-                " and " + have + " are free (set TMPDIR to a folder with more room)");
+    auto size = [](double b) {
+      char text[64];
+      if (b >= 1e9) std::snprintf(text, sizeof text, "%.1f GB", b / 1e9);
+      else std::snprintf(text, sizeof text, "%.1f MB", b / 1e6);
+      return std::string(text);
+    };
+    throw Error("not enough room in the temporary folder " + folder + " for the fact store: it needs about " +
+                size(bytes) + " and " + size(free_bytes) + " are free (set TMPDIR to a folder with more room)");
   }
 }
 
