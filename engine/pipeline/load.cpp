@@ -46,9 +46,9 @@ void backup_into(const std::string& path, sqlite3* source, Store& copy) {
   if (!backup) throw input_error(path, "", std::string("cannot read store: ") + sqlite3_errmsg(dst));
   int rc = sqlite3_backup_step(backup, -1);
   sqlite3_backup_finish(backup);
-  if (rc == SQLITE_FULL && !copy.temp_path().empty())
-    throw Error("the temporary folder " + Store::temp_folder() + " ran out of room while " + path +
-                " was copied there (set TMPDIR to a folder with more room)");
+  if ((rc == SQLITE_FULL || (rc & 0xff) == SQLITE_IOERR) && !copy.temp_path().empty())
+    throw Error("copying " + path + " into the temporary folder " + Store::temp_folder() + " failed: " +
+                sqlite3_errstr(rc) + " (set TMPDIR to a folder with more room)");
   if (rc != SQLITE_DONE) throw input_error(path, "", std::string("cannot read store: ") + sqlite3_errstr(rc));
 }
 
@@ -152,16 +152,18 @@ double shared_store_budget() {
   return n > 0 && n < kSharedStoreBudget ? n : kSharedStoreBudget;
 }
 
-// A temp_file store that failed to fill: SQLITE_FULL there is the disk, and says so with the folder.
+// A temp_file store that failed to fill or to be made: SQLite's "database or disk is full" and
+// "disk I/O error" there are the temporary folder's disk (full, or a file size limit), and are
+// said with the folder's name.
 [[noreturn]] void rethrow_temp_store_error(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
-  } catch (const Error&) {
-    throw;
   } catch (const std::exception& e) {
-    if (std::string_view(e.what()).find("database or disk is full") != std::string_view::npos)
-      throw Error("the temporary folder " + Store::temp_folder() +
-                  " ran out of room while the fact store was written there (set TMPDIR to a folder with more room)");
+    std::string_view what = e.what();
+    if (what.starts_with("internal: ")) what.remove_prefix(10);  // the writer's wrapping: the disk is not proflint's fault
+    if (what.find("disk is full") != std::string_view::npos || what.find("disk I/O error") != std::string_view::npos)
+      throw Error("writing the fact store to the temporary folder " + Store::temp_folder() + " failed: " +
+                  std::string(what) + " (set TMPDIR to a folder with more room)");
     throw;
   }
 }
@@ -169,7 +171,11 @@ double shared_store_budget() {
 // A new temp_file store, once its folder has room for `bytes`.
 Store create_temp_store(double bytes) {
   Store::require_temp_room(bytes);
-  return Store::create_in_memory(Store::Sharing::temp_file);
+  try {
+    return Store::create_in_memory(Store::Sharing::temp_file);
+  } catch (...) {
+    rethrow_temp_store_error(std::current_exception());
+  }
 }
 
 // Derivation of one model; a failure names the file.

@@ -6,6 +6,7 @@
 // takes that path; TMPDIR points at a folder of the test's own, so "gone" means the folder is empty.
 #include <SQLiteCpp/Statement.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -136,6 +137,48 @@ TEST_F(TempStoreTest, TempFileIsRemovedWhenTheProcessIsStoppedBySigterm) {
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << (WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   EXPECT_EQ(WTERMSIG(status), SIGTERM) << "the process must still end by the signal it was sent";
+  EXPECT_TRUE(empty_dir()) << "left behind: " << listing();
+}
+
+// The disk filling up while the store is written: a file size limit (RLIMIT_FSIZE, with SIGXFSZ
+// ignored, so a write past it fails with EFBIG) just above the empty schema stands in for a full
+// disk. In a child process, whose limit goes with it.
+TEST_F(TempStoreTest, DiskFullWhileWritingIsAClearErrorAndLeavesNoFile) {
+  ScopedEnv tmp("TMPDIR", dir_.string());
+  ScopedEnv budget("PROFLINT_SHARED_STORE_BUDGET", "1");
+  uintmax_t schema_bytes = 0;
+  {
+    Store empty = Store::create_in_memory(Store::Sharing::temp_file);
+    schema_bytes = fs::file_size(empty.temp_path());
+  }
+  ASSERT_GT(schema_bytes, 0u);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit limit {};
+    limit.rlim_cur = limit.rlim_max = schema_bytes + 64 * 1024;  // the fixture's store is ~1.5 MB
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    int code = 10;
+    try {
+      load_inputs({fixture("sample_train.json.gz")}, LoadOptions{});
+      code = 11;  // no error: the limit did not bite
+    } catch (const Error& e) {
+      std::string what = e.what();
+      bool named = what.find("writing the fact store to the temporary folder " + dir_.string() + " failed") !=
+                       std::string::npos &&
+                   what.find("TMPDIR") != std::string::npos;
+      code = named ? (fs::is_empty(dir_) ? 0 : 13) : 12;
+    } catch (...) {
+      code = 14;  // not turned into a clear error
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  // 11: loaded anyway, 12: message without the folder, 13: file left behind, 14: not an Error.
+  EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_TRUE(empty_dir()) << "left behind: " << listing();
 }
 
