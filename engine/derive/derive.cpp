@@ -210,10 +210,12 @@ void keep_results(TraceData& t, std::vector<BreakdownRow>& breakdown, TraceModel
   DerivedFacts d;
   d.range_parent.assign(m.ranges.size(), -1);
   d.range_depth.assign(m.ranges.size(), 0);
+  d.range_marker.assign(m.ranges.size(), std::string_view());
   for (const auto& r : t.ranges) {
     auto i = static_cast<size_t>(r.id);
     d.range_parent[i] = r.parent >= 0 ? t.ranges[static_cast<size_t>(r.parent)].id : -1;
     d.range_depth[i] = r.depth;
+    d.range_marker[i] = marker_text(r.marker);
   }
   d.api_op.assign(m.apis.size(), -1);
   d.api_iteration.assign(m.apis.size(), -1);
@@ -262,7 +264,11 @@ void keep_results(TraceData& t, std::vector<BreakdownRow>& breakdown, TraceModel
     d.ops.push_back(std::move(f));
   }
   d.op_types = std::move(t.op_type_of_name);  // the nodes move with the map: op_type views stay valid
-  for (auto& it : t.iterations) d.iterations.push_back({it.number, std::move(it.name), it.start, it.end, it.gpu_start, it.gpu_end});
+  for (size_t k = 0; k < t.iterations.size(); ++k) {
+    auto& it = t.iterations[k];
+    d.iterations.push_back({it.number, std::move(it.name), it.start, it.end, it.gpu_start, it.gpu_end,
+                            iteration_selected(&options, static_cast<int64_t>(k))});
+  }
   d.iteration_source = t.iteration_source;
   d.workload = std::string(t.workload);
   for (const auto& row : breakdown) d.breakdown.push_back({row.device_id, row.iteration, row.category, row.time_ns});
