@@ -1,4 +1,4 @@
--- user_version 13
+-- user_version 14
 -- index cpu_sample_by_time
 CREATE INDEX cpu_sample_by_time ON _cpu_sample(trace_id, ts_ns);
 
@@ -12,13 +12,13 @@ CREATE INDEX kernel_compiled_by_region ON kernel_compiled(region_range_id);
 CREATE INDEX os_call_by_thread ON _os_call(trace_id, pid, tid, start_ns);
 
 -- index source_api_call
-CREATE INDEX source_api_call ON _source(api_call_id);
+CREATE INDEX source_api_call ON _source(api_call_id) WHERE api_call_id IS NOT NULL;
 
 -- index source_op
 CREATE INDEX source_op ON _source(op_id);
 
 -- index source_range
-CREATE INDEX source_range ON _source(range_id);
+CREATE INDEX source_range ON _source(range_id) WHERE range_id IS NOT NULL;
 
 -- table _api_call
 CREATE TABLE _api_call (
