@@ -31,13 +31,13 @@ int64_t scalar(SQLite::Database& db, const char* sql, int64_t trace_id, std::opt
   return q.getColumn(0).getInt64();
 }
 
-// Only the iterations the derivation aggregated (--iter-start/--iter-stop, `range`) count: the
-// per-iteration figures detectors derive from restricted totals must divide by the same steps.
-IterationSummary summarize_iterations(SQLite::Database& db, int64_t trace_id, const std::optional<std::string>& source,
-                                      const std::string& range) {
+// Only the iterations the derivation aggregated (iteration.selected: --iter-start/--iter-stop)
+// count: the per-iteration figures detectors derive from restricted totals must divide by the same
+// steps.
+IterationSummary summarize_iterations(SQLite::Database& db, int64_t trace_id, const std::optional<std::string>& source) {
   IterationSummary it;
   it.source = source.value_or("none");
-  SQLite::Statement q(db, "SELECT dur_ns FROM iteration WHERE trace_id = ?" + range + " ORDER BY iteration");
+  SQLite::Statement q(db, "SELECT dur_ns FROM iteration WHERE trace_id = ? AND selected = 1 ORDER BY iteration");
   q.bind(1, trace_id);
   while (q.executeStep()) it.durations_ns.push_back(q.getColumn(0).getInt64());
   it.count = static_cast<int64_t>(it.durations_ns.size());
@@ -101,9 +101,9 @@ void summarize_tc_eligible(SQLite::Database& db, TraceSummary& s, const std::str
   }
 }
 
-// `range` restricts GPU work to the iterations the derivation aggregated (--iter-start/--iter-stop,
-// recorded in trace.iter_start/iter_stop): the breakdown window is restricted, so the sums beside it
-// must be too. It is "" when unrestricted, else " AND <col> BETWEEN lo AND hi" with integers.
+// `range` restricts GPU work to the iterations the derivation aggregated (--iter-start/--iter-stop:
+// iteration.selected): the breakdown window is restricted, so the sums beside it must be too. It is
+// "" when unrestricted, else " AND iteration IN (<the trace's selected iterations>)".
 DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t device_id,
                                const std::string& range = "") {
   DeviceSummary d;
@@ -301,13 +301,11 @@ std::vector<TraceSummary> summarize(Store& store) {
     devs.bind(1, s.trace_id);
     std::string range;
     {
-      SQLite::Statement r(db, "SELECT iter_start, iter_stop FROM trace WHERE trace_id = ?");
+      SQLite::Statement r(db, "SELECT 1 FROM trace WHERE trace_id = ? AND (iter_start IS NOT NULL OR iter_stop IS NOT NULL)");
       r.bind(1, s.trace_id);
-      if (r.executeStep() && (!r.isColumnNull(0) || !r.isColumnNull(1))) {
-        int64_t lo = r.isColumnNull(0) ? INT64_MIN : r.getColumn(0).getInt64();
-        int64_t hi = r.isColumnNull(1) ? INT64_MAX : r.getColumn(1).getInt64();
-        range = " AND iteration BETWEEN " + std::to_string(lo) + " AND " + std::to_string(hi);
-      }
+      if (r.executeStep())
+        range = " AND iteration IN (SELECT iteration FROM iteration WHERE trace_id = " + std::to_string(s.trace_id) +
+                " AND selected = 1)";
     }
     while (devs.executeStep())
       s.devices.push_back(summarize_device(db, s.trace_id, devs.getColumn(0).getInt64(), range));
@@ -328,7 +326,7 @@ std::vector<TraceSummary> summarize(Store& store) {
       }
     }
     summarize_tc_eligible(db, s, range);
-    s.iterations = summarize_iterations(db, s.trace_id, source, range);
+    s.iterations = summarize_iterations(db, s.trace_id, source);
     bool first = true;
     for (const auto& d : s.devices) {
       s.startup_ns = first ? d.startup_ns : std::min(s.startup_ns, d.startup_ns);

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <future>
 
-#include "engine/analysis/restrict.hpp"
+#include "engine/pipeline/restrict.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/common/error.hpp"
 #include "engine/gate/compare.hpp"
@@ -53,7 +53,7 @@ struct LoadedSide {
 
 LoadedSide load_side(const std::vector<std::string>& paths, const CommonOptions& options, const Config& config) {
   Store store = load_store(paths, options);
-  restrict_to_aggregation_range(store);
+  restrict_to_selection(store);
   AnalysisResult analysis = run_analysis(store, analysis_options(config, options), detector_registry());
   gate::ExtractOptions eo;
   eo.warmup = config.gate.warmup;

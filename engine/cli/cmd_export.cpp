@@ -6,7 +6,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "engine/analysis/restrict.hpp"
+#include "engine/pipeline/restrict.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/common/error.hpp"
 #include "engine/common/output_file.hpp"
@@ -52,7 +52,7 @@ int cmd_export(const CommonOptions& options, const ExportOptions& e) {
   }
 
   Store store = load_store(options.inputs, options);
-  restrict_to_aggregation_range(store);  // --iter-start/--iter-stop export just those iterations
+  restrict_to_selection(store);  // --iter-start/--iter-stop export just those iterations
   std::vector<Finding> findings;
   if (!e.no_findings) {
     AnalysisOptions ao = analysis_options(config, options);

@@ -15,7 +15,7 @@
 #include <iostream>
 #include <set>
 
-#include "engine/analysis/restrict.hpp"
+#include "engine/pipeline/restrict.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/common/error.hpp"
 #include "engine/common/format.hpp"
@@ -88,17 +88,7 @@ int cmd_report(const CommonOptions& options, const ReportOptions& report) {
 
   Store store = load_store(options.inputs, options);
   dlprof::Model model = dlprof::load_model(store);
-  for (const auto& t : model.traces) {
-    if (!t.iter_start && !t.iter_stop) continue;
-    bool any = std::any_of(t.iterations.begin(), t.iterations.end(),
-                           [](const dlprof::IterationRow& it) { return it.selected; });
-    if (!any)
-      throw input_error(t.path, "",
-                        t.iterations.empty()
-                            ? "no iterations were found, so --iter-start/--iter-stop select nothing (try --key-node)"
-                            : "--iter-start/--iter-stop select none of its " + std::to_string(t.iterations.size()) +
-                                  " iterations (0-" + std::to_string(t.iterations.size() - 1) + ")");
-  }
+  require_selected_iterations(store);  // a range selecting nothing would give empty reports
 
   std::vector<std::string> domains;
   if (report.domains.empty()) {
@@ -123,7 +113,7 @@ int cmd_report(const CommonOptions& options, const ReportOptions& report) {
     Config config = load_config(options.config_path);
     AnalysisOptions ao = analysis_options(config, options);
     // The model is loaded; cutting the store to the range now only affects the detectors.
-    restrict_to_aggregation_range(store);
+    restrict_to_selection(store);
     analysis = run_analysis(store, ao, detector_registry());
   }
   dlprof::ReportInput input{&store, &model, analysis ? &*analysis : nullptr};

@@ -20,7 +20,7 @@
 #include "engine/analysis/detector.hpp"
 #include "engine/analysis/facts.hpp"
 #include "engine/analysis/job_summary.hpp"
-#include "engine/analysis/restrict.hpp"
+#include "engine/pipeline/restrict.hpp"
 #include "engine/analysis/summary.hpp"
 #include "engine/common/error.hpp"
 #include "engine/common/format.hpp"
@@ -242,7 +242,7 @@ int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze) {
   if (analyze.db_path) db_out.emplace(*analyze.db_path, "--db");
   Store store = load_store(options.inputs, options);
   if (db_out) store.stage_into(*db_out);
-  restrict_to_aggregation_range(store);  // after --db: the saved store keeps the whole capture
+  restrict_to_selection(store);  // after --db: the saved store keeps the whole capture
   AnalysisOptions ao = analysis_options(config, options);
   ao.only.insert(analyze.only.begin(), analyze.only.end());
   ao.skip.insert(analyze.skip.begin(), analyze.skip.end());

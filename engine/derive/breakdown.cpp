@@ -29,14 +29,6 @@ int64_t device_of(const GpuRec& g) { return g.device_id == kNone ? 0 : g.device_
 
 }  // namespace
 
-bool iteration_selected(const DeriveOptions* o, int64_t k) {
-  if (!o || (!o->iter_start && !o->iter_stop)) return true;
-  if (k < 0) return false;
-  if (o->iter_start && k < *o->iter_start) return false;
-  if (o->iter_stop && k > *o->iter_stop) return false;
-  return true;
-}
-
 std::vector<Interval> iteration_windows(const TraceData& t) {
   std::vector<Interval> out;
   int64_t prev_end = INT64_MIN;

@@ -36,9 +36,6 @@ struct BreakdownRow {
   int64_t time_ns = 0;
 };
 
-// True when iteration ordinal k is inside --iter-start/--iter-stop (always, without them).
-bool iteration_selected(const DeriveOptions* options, int64_t k);
-
 // The windows described above, indexed like trace.iterations.
 std::vector<Interval> iteration_windows(const TraceData& trace);
 

@@ -26,4 +26,16 @@ struct DeriveOptions {
   std::vector<std::string> source_skip, source_keep;
 };
 
+// The iteration selection: true when iteration ordinal k is inside --iter-start/--iter-stop
+// (always, without them; never for work outside every iteration, k < 0, when they are given).
+// Derivation restricts the breakdown and the op aggregates to it and stores it as
+// iteration.selected, which every later reader takes instead of re-applying the range.
+inline bool iteration_selected(const DeriveOptions* options, int64_t k) {
+  if (!options || (!options->iter_start && !options->iter_stop)) return true;
+  if (k < 0) return false;
+  if (options->iter_start && k < *options->iter_start) return false;
+  if (options->iter_stop && k > *options->iter_stop) return false;
+  return true;
+}
+
 }  // namespace proflint

@@ -103,6 +103,16 @@ MarkerKind classify_marker(std::string_view name) {
   return MarkerKind::none;
 }
 
+std::string_view marker_text(MarkerKind marker) {
+  switch (marker) {
+    case MarkerKind::profiler_step: return "profiler_step";
+    case MarkerKind::optimizer: return "optimizer";
+    case MarkerKind::dataloader: return "dataloader";
+    case MarkerKind::none: break;
+  }
+  return {};
+}
+
 bool is_backward_name(std::string_view name) {
   return contains(name, "Backward") || name.starts_with("autograd::engine::evaluate_function") ||
          contains(name, "AccumulateGrad");
@@ -429,13 +439,10 @@ void add_saturating(int64_t& total, int64_t v) {
 
 void aggregate_op_gpu_time(TraceData& t) {
   const DeriveOptions* o = t.options;
-  bool restricted = o && (o->iter_start || o->iter_stop);
   for (auto& op : t.ops) op.gpu_time_ns = op.kernel_count = op.tc_time_ns = 0;
   for (const auto& g : t.gpu) {
     if (g.kind != GpuKind::kernel || g.op < 0) continue;
-    if (restricted && (g.iteration < 0 || (o->iter_start && g.iteration < *o->iter_start) ||
-                       (o->iter_stop && g.iteration > *o->iter_stop)))
-      continue;
+    if (!iteration_selected(o, g.iteration)) continue;
     int64_t dur = g.end - g.start;
     for (int64_t k = g.op; k >= 0; k = t.ops[static_cast<size_t>(k)].parent) {
       auto& op = t.ops[static_cast<size_t>(k)];

@@ -94,24 +94,11 @@ void put(TraceData& t, const std::string& name, const std::string& scope, Unit u
 void read_trace(SQLite::Database& db, const TraceSummary& s, const ExtractOptions& options, bool with_rank,
                 TraceData& t, std::vector<std::string>& notes) {
   t.summary = &s;
-  // Iterations the derivation aggregated (--iter-start/--iter-stop), minus warm-up.
-  std::optional<int64_t> range_lo, range_hi;
-  {
-    SQLite::Statement q(db, "SELECT iter_start, iter_stop FROM trace WHERE trace_id = ?");
-    q.bind(1, s.trace_id);
-    if (q.executeStep()) {
-      if (!q.isColumnNull(0)) range_lo = q.getColumn(0).getInt64();
-      if (!q.isColumnNull(1)) range_hi = q.getColumn(1).getInt64();
-    }
-  }
+  // Iterations the derivation aggregated (iteration.selected: --iter-start/--iter-stop), minus warm-up.
   std::vector<std::pair<int64_t, int64_t>> iterations;  // (ordinal, dur_ns)
   {
-    SQLite::Statement q(db,
-                        "SELECT iteration, dur_ns FROM iteration WHERE trace_id = ? AND iteration BETWEEN ? AND ? "
-                        "ORDER BY iteration");
+    SQLite::Statement q(db, "SELECT iteration, dur_ns FROM iteration WHERE trace_id = ? AND selected = 1 ORDER BY iteration");
     q.bind(1, s.trace_id);
-    q.bind(2, static_cast<int64_t>(range_lo.value_or(INT64_MIN)));
-    q.bind(3, static_cast<int64_t>(range_hi.value_or(INT64_MAX)));
     while (q.executeStep()) iterations.emplace_back(q.getColumn(0).getInt64(), q.getColumn(1).getInt64());
   }
   if (options.keep_step) {

@@ -176,6 +176,7 @@ struct IterationFact {
   std::optional<int64_t> number;
   std::string name;
   int64_t start = 0, end = 0, gpu_start = kNone, gpu_end = kNone;
+  bool selected = true;  // inside --iter-start/--iter-stop (iteration.selected)
 };
 // Breakdown categories in priority order (engine/derive/breakdown.hpp), also steady_state's columns.
 inline constexpr std::array<std::string_view, 9> kBreakdownCategories = {
@@ -237,6 +238,7 @@ struct DerivedFacts {
   bool done = false;
   std::vector<int64_t> range_parent;  // per range: position of the enclosing range or -1
   std::vector<int32_t> range_depth;
+  std::vector<std::string_view> range_marker;  // per range: 'profiler_step', 'optimizer', 'dataloader' or '' (static text)
   std::vector<int64_t> api_op;
   std::vector<int32_t> api_iteration;
   std::vector<GpuLinks> kernels, memcpys, memsets;

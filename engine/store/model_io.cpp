@@ -208,8 +208,8 @@ struct Writer {
         api_ins(h, "INSERT INTO _api_call(id, trace_id, pid, tid, start_ns, dur_ns, name_id, kind, correlation_id, external_id, op_id, "
                    "iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", kRows),
         range_ins(h, "INSERT INTO _range(id, trace_id, pid, tid, start_ns, dur_ns, name_id, kind, domain, device_id, external_id, "
-                     "sequence_number, fwd_thread_id, input_dims_id, input_types_id, call_stack_id, module_id, parent_id, depth) "
-                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", kRows),
+                     "sequence_number, fwd_thread_id, input_dims_id, input_types_id, call_stack_id, module_id, parent_id, depth, "
+                     "marker) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", kRows),
         collective_ins(h, "INSERT INTO collective_arg(range_id, trace_id, collective_name, process_group, pg_desc, seq, in_nelems, "
                           "out_nelems, dtype, group_size, group_ranks) VALUES (?,?,?,?,?,?,?,?,?,?,?)", kRows),
         flow_ins(h, "INSERT INTO flow(trace_id, kind, flow_id, src_pid, src_tid, src_ts_ns, dst_pid, dst_tid, dst_ts_ns) "
@@ -223,7 +223,7 @@ struct Writer {
         op_ins(h, "INSERT INTO _op(id, trace_id, range_id, pid, tid, start_ns, dur_ns, name_id, op_type, pass, parent_id, depth, path, "
                   "iteration, tc_eligible, gpu_time_ns, kernel_count, tc_time_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", kRows),
         iteration_ins(h, "INSERT INTO iteration(trace_id, iteration, number, name, start_ns, end_ns, dur_ns, gpu_start_ns, "
-                         "gpu_end_ns, source) VALUES (?,?,?,?,?,?,?,?,?,?)"),
+                         "gpu_end_ns, source, selected) VALUES (?,?,?,?,?,?,?,?,?,?,?)"),
         breakdown_ins(h, "INSERT INTO breakdown(trace_id, device_id, iteration, category, time_ns) VALUES (?,?,?,?,?)"),
         steady_ins(h, "INSERT INTO steady_state(trace_id, device_id, window_start_ns, start_ns, end_ns, startup_ns, startup_cause, "
                       "startup_evidence, kernel_tc_ns, kernel_other_ns, communication_ns, memcpy_ns, memset_ns, runtime_ns, "
@@ -366,8 +366,13 @@ struct Writer {
           .text(m.label(r.kind)).text(m.label(r.domain)).i64(r.device_id).i64(r.external_id).i64(r.sequence_number)
           .i64(r.fwd_thread_id).i64(sid(b, r.input_dims_id)).i64(sid(b, r.input_types_id)).i64(sid(b, r.call_stack_id))
           .i64(sid(b, r.module_id));
-      if (derived) range_ins.i64(at(b.range, d.range_parent[i])).i64(int64_t{d.range_depth[i]});
-      else range_ins.null().null();
+      if (derived) {
+        range_ins.i64(at(b.range, d.range_parent[i])).i64(int64_t{d.range_depth[i]});
+        if (d.range_marker[i].empty()) range_ins.null();
+        else range_ins.text(d.range_marker[i]);
+      } else {
+        range_ins.null().null().null();
+      }
       range_ins.run();
       if (r.collective >= 0) {
         const CollectiveArgs& a = m.collectives[static_cast<size_t>(r.collective)];
@@ -439,7 +444,7 @@ struct Writer {
       const auto& it = d.iterations[k];
       iteration_ins.i64(t).i64(static_cast<int64_t>(k)).i64(it.number ? *it.number : kNone).text(std::string_view(it.name))
           .i64(it.start).i64(it.end).i64(it.end - it.start).i64(it.gpu_start).i64(it.gpu_end)
-          .text(std::string_view(d.iteration_source)).run();
+          .text(std::string_view(d.iteration_source)).i64(int64_t{it.selected ? 1 : 0}).run();
     }
     for (int64_t dev : d.undescribed_devices) undescribed_ins.i64(t).i64(dev).run();
     std::map<int64_t, std::map<std::string_view, int64_t>> steady_rows;  // device -> category -> ns

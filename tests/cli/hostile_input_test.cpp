@@ -123,11 +123,14 @@ TEST_F(HostileInput, OldSchemaVersionDoesNotSuggestAnOptionThatDoesNotExist) {
 // "database disk image is malformed", "malformed database schema (x)").
 
 // `bytes` with the first `from` replaced by `to` (same length: the pages keep their layout).
+// Every occurrence: an SQLite page can keep a stale copy of a record in its free space (the schema
+// table's CREATE text of an index, after a migration rewrote that page), and editing only the first
+// copy would leave the live one intact.
 std::string replaced(std::string bytes, const std::string& from, const std::string& to) {
-  size_t at = bytes.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
+  EXPECT_NE(bytes.find(from), std::string::npos) << from;
   EXPECT_EQ(from.size(), to.size());
-  if (at != std::string::npos) bytes.replace(at, from.size(), to);
+  for (size_t at = bytes.find(from); at != std::string::npos; at = bytes.find(from, at + to.size()))
+    bytes.replace(at, from.size(), to);
   return bytes;
 }
 

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <set>
 
-#include "engine/analysis/restrict.hpp"
+#include "engine/pipeline/restrict.hpp"
 #include "tests/support/analysis.hpp"
 #include "tests/support/job_tables.hpp"
 #include "tests/support/realdata.hpp"
@@ -317,7 +317,7 @@ TEST(RankStragglerEndToEnd, IterationRangeCutsTheCollectives) {
   lo.derive.iter_start = 1;
   lo.derive.iter_stop = 3;
   Store store = load_inputs(paths, lo);
-  restrict_to_aggregation_range(store);
+  restrict_to_selection(store);
   auto count = [&](const char* sql) {
     SQLite::Statement q(store.db(), sql);
     return q.executeStep() ? q.getColumn(0).getInt64() : -1;

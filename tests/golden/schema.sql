@@ -1,4 +1,4 @@
--- user_version 12
+-- user_version 14
 -- index cpu_sample_by_time
 CREATE INDEX cpu_sample_by_time ON _cpu_sample(trace_id, ts_ns);
 
@@ -12,13 +12,13 @@ CREATE INDEX kernel_compiled_by_region ON kernel_compiled(region_range_id);
 CREATE INDEX os_call_by_thread ON _os_call(trace_id, pid, tid, start_ns);
 
 -- index source_api_call
-CREATE INDEX source_api_call ON _source(api_call_id);
+CREATE INDEX source_api_call ON _source(api_call_id) WHERE api_call_id IS NOT NULL;
 
 -- index source_op
 CREATE INDEX source_op ON _source(op_id);
 
 -- index source_range
-CREATE INDEX source_range ON _source(range_id);
+CREATE INDEX source_range ON _source(range_id) WHERE range_id IS NOT NULL;
 
 -- table _api_call
 CREATE TABLE _api_call (
@@ -197,7 +197,7 @@ CREATE TABLE _range (
   module_id       INTEGER,           -- nn.Module hierarchy when recorded (string.id)
   parent_id       INTEGER,           -- derived: enclosing range on the same thread
   depth           INTEGER            -- derived: 0 for top level
-);
+, marker TEXT);
 
 -- table _source
 CREATE TABLE _source (
@@ -364,7 +364,7 @@ CREATE TABLE iteration (
   dur_ns       INTEGER NOT NULL,
   gpu_start_ns INTEGER,          -- first GPU activity launched in the iteration
   gpu_end_ns   INTEGER,          -- last GPU activity launched in the iteration ends
-  source       TEXT NOT NULL,    -- 'profiler_step', 'key_node', 'nvtx', 'auto_period'
+  source       TEXT NOT NULL, selected INTEGER NOT NULL DEFAULT 1,    -- 'profiler_step', 'key_node', 'nvtx', 'auto_period'
   PRIMARY KEY (trace_id, iteration)
 );
 
@@ -659,7 +659,7 @@ CREATE VIEW range AS
   SELECT r.id, r.trace_id, r.pid, r.tid, r.start_ns, r.dur_ns, r.start_ns + r.dur_ns AS end_ns,
          s.value AS name, r.name_id, r.kind, r.domain, r.device_id, r.external_id, r.sequence_number,
          r.fwd_thread_id, d.value AS input_dims, t.value AS input_types, c.value AS call_stack,
-         m.value AS module, r.parent_id, r.depth
+         m.value AS module, r.parent_id, r.depth, r.marker
   FROM _range r JOIN string s ON s.id = r.name_id
   LEFT JOIN string d ON d.id = r.input_dims_id
   LEFT JOIN string t ON t.id = r.input_types_id

@@ -106,6 +106,29 @@ TEST(Store, ReportIndexesAreBuiltOnlyWhenAskedForAndAlwaysSaved) {
   fs::remove(path);
 }
 
+// The _source lookups by API call and by range use partial indexes (schema 14: only the few rows
+// with one are indexed, so writing the ~one row per op costs no index upkeep for them), and the
+// queries that use them (engine/analysis/source_sites.cpp, the source view) still find them.
+TEST(Store, SourceLookupsByApiCallAndRangeUsePartialIndexes) {
+  auto store = Store::create_in_memory();
+  store.create_indexes();
+  auto plan = [&](const std::string& sql) {
+    SQLite::Statement q(store.db(), "EXPLAIN QUERY PLAN " + sql);
+    std::string all;
+    while (q.executeStep()) all += q.getColumn(3).getString() + "\n";
+    return all;
+  };
+  EXPECT_NE(plan("SELECT a.id, s.file_id FROM _api_call a JOIN _source s ON s.api_call_id = a.id WHERE a.id IN (1, 2)")
+                .find("INDEX source_api_call"),
+            std::string::npos);
+  EXPECT_NE(plan("SELECT r.id, s.line FROM _range r JOIN _source s ON s.range_id = r.id WHERE r.id IN (1, 2)").find("INDEX source_range"),
+            std::string::npos);
+  EXPECT_NE(plan("SELECT * FROM source WHERE api_call_id = 7").find("INDEX source_api_call"), std::string::npos);
+  EXPECT_EQ(store.db().execAndGet("SELECT count(*) FROM sqlite_master WHERE name IN ('source_api_call', 'source_range') AND "
+                                  "sql LIKE '% WHERE % IS NOT NULL'").getInt(),
+            2);
+}
+
 TEST(Store, RefusesStoreFromNewerProflint) {
   auto path = temp_path("newer.db");
   {

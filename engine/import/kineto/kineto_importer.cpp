@@ -8,10 +8,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 #include <unordered_set>
 #include <vector>
 
@@ -111,12 +113,10 @@ std::optional<std::string> json_text(const nlohmann::json& obj, const char* key)
 
 class KinetoSink final : public kineto::ScanHandler {
  public:
-  KinetoSink(const std::string& path, FactSink& writer, const ImportOptions& options, kineto::ByteSource& source,
-             uint64_t file_size)
+  KinetoSink(const std::string& path, FactSink& writer, const ImportOptions& options, uint64_t file_size)
       : path_(path),
         writer_(writer),
         options_(options),
-        source_(source),
         file_size_(file_size),
         progress_(options.progress, path, file_size, ProgressBar::Unit::bytes) {}
 
@@ -167,10 +167,12 @@ class KinetoSink final : public kineto::ScanHandler {
                       std::string(what) + " of " + std::to_string(size) + " bytes", byte_location(offset));
   }
 
+  void on_source_position(uint64_t file_bytes) override { file_bytes_read_ = file_bytes; }
+
   void on_event(const char* data, size_t size, uint64_t offset) override {
     writer_.count_event();
     ++events_;
-    if (progress_.enabled() && (events_ & 0xFFFF) == 0) progress_.update(source_.file_bytes_read());
+    if (progress_.enabled() && (events_ & 0xFFFF) == 0) progress_.update(file_bytes_read_);
     std::string_view error;
     auto status = parser_.parse(data, size, ev_, error);
     if (status != kineto::ParseStatus::ok) {
@@ -731,9 +733,9 @@ class KinetoSink final : public kineto::ScanHandler {
   const std::string& path_;
   FactSink& writer_;
   const ImportOptions& options_;
-  kineto::ByteSource& source_;
   uint64_t file_size_ = 0;
   ProgressBar progress_;  // bytes of the file (compressed bytes for gzip) read so far
+  uint64_t file_bytes_read_ = 0;  // as the scanner last said (on_source_position)
 
   kineto::EventParser parser_;
   KinetoEvent ev_;
@@ -765,6 +767,16 @@ class KinetoSink final : public kineto::ScanHandler {
   std::vector<std::pair<std::string, std::string>> versions_;
 };
 
+// Whether the scan gets a thread of its own (kineto::scan_trace_on_thread): for files of 1 MiB and
+// more on a machine with a second core. Below that the thread would not pay for itself, and the
+// fuzz targets' small inputs stay on one thread. PROFLINT_SCAN_THREAD=1 or 0 forces the choice
+// (tests of both paths, measurements).
+bool scan_on_thread(uint64_t file_size) {
+  if (const char* forced = std::getenv("PROFLINT_SCAN_THREAD"); forced && (*forced == '0' || *forced == '1'))
+    return *forced == '1';
+  return file_size >= (uint64_t{1} << 20) && std::thread::hardware_concurrency() >= 2;
+}
+
 }  // namespace
 
 bool KinetoImporter::sniff(std::string_view head, bool /*gzipped*/) const {
@@ -789,13 +801,14 @@ ImportResult KinetoImporter::import(const std::string& path, TraceModel& model, 
   if (file_size > 0) info.file_bytes = static_cast<int64_t>(file_size);
   FactSink writer(model, info);
 
-  KinetoSink sink(path, writer, options, *source, file_size);
+  KinetoSink sink(path, writer, options, file_size);
   // The scanner's buffer is zero-filled: 4 MiB for a trace of a few KB made that the main cost of
   // importing it (measured with the fuzz targets). 16x the file covers gzip; the buffer grows for
   // an event larger than half of it anyway.
   kineto::ScanLimits limits;
   if (file_size > 0) limits.initial_buffer = std::min<uint64_t>(limits.initial_buffer, std::max<uint64_t>(file_size * 16, 64 * 1024));
-  kineto::ScanResult scan = kineto::scan_trace(*source, path, sink, limits);
+  kineto::ScanResult scan = scan_on_thread(file_size) ? kineto::scan_trace_on_thread(*source, path, sink, limits)
+                                                      : kineto::scan_trace(*source, path, sink, limits);
   sink.finish(scan);
   writer.commit();
 

@@ -245,6 +245,7 @@ class Scanner {
       return false;
     }
     end_ += n;
+    handler_.on_source_position(source_.file_bytes_read());
     return true;
   }
 

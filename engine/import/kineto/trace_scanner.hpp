@@ -32,6 +32,10 @@ class ScanHandler {
   virtual void on_event(const char* data, size_t size, uint64_t offset) = 0;
   // An element or wanted value larger than the limit: skipped, never buffered.
   virtual void on_oversized(std::string_view what, uint64_t offset, uint64_t size) = 0;
+  // How many bytes of the file (compressed bytes for gzip) had been read when the calls that
+  // follow were scanned (ByteSource::file_bytes_read; for progress). Called before the first call
+  // and whenever more input was read.
+  virtual void on_source_position(uint64_t /*file_bytes*/) {}
 };
 
 enum class TopShape { object, array };
@@ -53,5 +57,14 @@ struct ScanLimits {
 // Scans the whole input. Throws proflint::Error naming `path` and the byte offset when the input
 // is not JSON of the expected shape or ends early (truncated file).
 ScanResult scan_trace(ByteSource& source, const std::string& path, ScanHandler& handler, ScanLimits limits = {});
+
+// The same with the scan on a thread of its own: the scanner copies each event (and wanted
+// top-level value) into batches of about a megabyte, and the handler gets exactly the calls, in
+// exactly the order and with the offsets, that scan_trace would make, on the calling thread, a
+// batch at a time, while the scanner reads on. Only wants_top_level is called on the scanner's
+// thread (it must not touch the handler's state). An exception from the handler stops the
+// scanner; a scan error is thrown after the handler got every call made before it, so the first
+// failure in input order is the one reported, as with scan_trace.
+ScanResult scan_trace_on_thread(ByteSource& source, const std::string& path, ScanHandler& handler, ScanLimits limits = {});
 
 }  // namespace proflint::kineto

@@ -42,9 +42,9 @@ std::string first_dtype(const std::string& types) {
 bool TraceInfo::selects(const std::optional<int64_t>& iteration) const {
   if (!iter_start && !iter_stop) return true;
   if (!iteration) return false;
-  if (iter_start && *iteration < *iter_start) return false;
-  if (iter_stop && *iteration > *iter_stop) return false;
-  return true;
+  auto it = std::lower_bound(iterations.begin(), iterations.end(), *iteration,
+                             [](const IterationRow& r, int64_t k) { return r.iteration < k; });
+  return it != iterations.end() && it->iteration == *iteration && it->selected;
 }
 
 bool in_domain(const Model& m, const GpuInstance& g, const std::string& domain) {
@@ -104,11 +104,10 @@ Model load_model(Store& store) {
   std::unordered_map<int64_t, std::unordered_map<int64_t, std::string>> iteration_names;
   {
     SQLite::Statement q(
-        db, "SELECT trace_id, iteration, dur_ns, COALESCE(name, '') FROM iteration ORDER BY trace_id, iteration");
+        db, "SELECT trace_id, iteration, dur_ns, COALESCE(name, ''), selected FROM iteration ORDER BY trace_id, iteration");
     while (q.executeStep()) {
       auto& t = m.traces[trace_index.at(q.getColumn(0).getInt64())];
-      IterationRow r{q.getColumn(1).getInt64(), q.getColumn(2).getInt64(), true};
-      r.selected = t.selects(r.iteration);
+      IterationRow r{q.getColumn(1).getInt64(), q.getColumn(2).getInt64(), q.getColumn(4).getInt64() != 0};
       t.iterations.push_back(r);
       iteration_names[t.trace_id][r.iteration] = q.getColumn(3).getString();
     }

@@ -1,8 +1,8 @@
 // engine/report/dlprof/model.hpp — the derived facts the DLProf-style reports read, loaded once.
 //
 // Everything here comes from the fact store's derived tables (op, kernel, api_call, iteration,
-// breakdown, trace.iter_start/iter_stop); nothing is re-derived. The aggregation range of each
-// trace (--iter-start/--iter-stop, recorded by derive/) decides which rows are `selected`, exactly
+// breakdown, trace.iter_start/iter_stop); nothing is re-derived. The iteration selection derive/
+// stored (iteration.selected: --iter-start/--iter-stop) decides which rows are `selected`, exactly
 // as the breakdown and op aggregates were restricted, so a saved store gives the same reports.
 #pragma once
 
@@ -57,7 +57,7 @@ struct GpuInstance {
 
 struct IterationRow {
   int64_t iteration = 0, dur_ns = 0;
-  bool selected = true;
+  bool selected = true;  // iteration.selected
 };
 
 struct TraceInfo {
@@ -65,7 +65,8 @@ struct TraceInfo {
   std::string path, format;
   std::optional<std::string> framework, tool_version;
   std::optional<int64_t> iter_start, iter_stop;  // the recorded aggregation range
-  std::vector<IterationRow> iterations;
+  std::vector<IterationRow> iterations;  // in iteration order
+  // True for work of a selected iteration, and for all work when no range was given.
   bool selects(const std::optional<int64_t>& iteration) const;
 };
 

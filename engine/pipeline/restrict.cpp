@@ -1,10 +1,9 @@
-// engine/analysis/restrict.cpp — see restrict.hpp.
-#include "engine/analysis/restrict.hpp"
+// engine/pipeline/restrict.cpp — see restrict.hpp.
+#include "engine/pipeline/restrict.hpp"
 
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 
-#include <climits>
 #include <string>
 #include <vector>
 
@@ -12,65 +11,68 @@
 
 namespace proflint {
 
-void restrict_to_aggregation_range(Store& store) {
+namespace {
+
+// Traces with a recorded range (the others are never cut).
+std::vector<int64_t> restricted_traces(SQLite::Database& db) {
+  SQLite::Statement q(db, "SELECT trace_id FROM trace WHERE iter_start IS NOT NULL OR iter_stop IS NOT NULL ORDER BY trace_id");
+  std::vector<int64_t> out;
+  while (q.executeStep()) out.push_back(q.getColumn(0).getInt64());
+  return out;
+}
+
+}  // namespace
+
+void require_selected_iterations(Store& store) {
   auto& db = store.db();
-  struct Range {
-    int64_t trace_id, lo, hi;
-  };
-  std::vector<Range> ranges;
-  {
-    SQLite::Statement q(db, "SELECT trace_id, COALESCE(iter_start, " + std::to_string(INT64_MIN) +
-                                "), COALESCE(iter_stop, " + std::to_string(INT64_MAX) +
-                                ") FROM trace WHERE iter_start IS NOT NULL OR iter_stop IS NOT NULL");
-    while (q.executeStep())
-      ranges.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(), q.getColumn(2).getInt64()});
+  for (int64_t trace_id : restricted_traces(db)) {
+    SQLite::Statement q(db,
+                        "SELECT t.path, (SELECT COUNT(*) FROM iteration i WHERE i.trace_id = t.trace_id), "
+                        "(SELECT COUNT(*) FROM iteration i WHERE i.trace_id = t.trace_id AND i.selected = 1) "
+                        "FROM trace t WHERE t.trace_id = ?");
+    q.bind(1, trace_id);
+    if (!q.executeStep() || q.getColumn(2).getInt64() > 0) continue;
+    std::string path = q.getColumn(0).getString();
+    int64_t n = q.getColumn(1).getInt64();
+    throw input_error(path, "",
+                      n == 0 ? "no iterations were found, so --iter-start/--iter-stop select nothing (try --key-node)"
+                             : "--iter-start/--iter-stop select none of its " + std::to_string(n) + " iterations (0-" +
+                                   std::to_string(n - 1) + ")");
   }
-  if (ranges.empty()) return;
+}
+
+void restrict_to_selection(Store& store) {
+  auto& db = store.db();
+  std::vector<int64_t> traces = restricted_traces(db);
+  if (traces.empty()) return;
+  require_selected_iterations(store);
   SQLite::Transaction tx(db);
-  for (const auto& r : ranges) {
-    // Span of the selected iteration windows (host start .. end of the GPU work they launched).
+  for (int64_t trace_id : traces) {
+    // The selected ordinals (contiguous: derivation selects a range of them) and the span of their
+    // windows, host start to the end of the GPU work they launched.
     SQLite::Statement span(db,
-                           "SELECT MIN(start_ns), MAX(MAX(end_ns, COALESCE(gpu_end_ns, end_ns))) FROM iteration "
-                           "WHERE trace_id = ? AND iteration BETWEEN ? AND ?");
-    span.bind(1, r.trace_id);
-    span.bind(2, r.lo);
-    span.bind(3, r.hi);
-    int64_t lo_ns = 0, hi_ns = 0;
-    if (span.executeStep() && !span.isColumnNull(0)) {
-      lo_ns = span.getColumn(0).getInt64();
-      hi_ns = span.getColumn(1).getInt64();
-    } else {
-      // Analysing nothing would only produce misleading findings (no-iterations, no-gpu-activity).
-      SQLite::Statement q(db,
-                          "SELECT t.path, (SELECT COUNT(*) FROM iteration i WHERE i.trace_id = t.trace_id) FROM trace "
-                          "t WHERE t.trace_id = ?");
-      q.bind(1, r.trace_id);
-      std::string path = "trace";
-      int64_t n = 0;
-      if (q.executeStep()) {
-        path = q.getColumn(0).getString();
-        n = q.getColumn(1).getInt64();
-      }
-      throw input_error(path, "",
-                        n == 0 ? "no iterations were found, so --iter-start/--iter-stop select nothing (try --key-node)"
-                               : "--iter-start/--iter-stop select none of its " + std::to_string(n) +
-                                     " iterations (0-" + std::to_string(n - 1) + ")");
-    }
+                           "SELECT MIN(iteration), MAX(iteration), MIN(start_ns), "
+                           "MAX(MAX(end_ns, COALESCE(gpu_end_ns, end_ns))) FROM iteration "
+                           "WHERE trace_id = ? AND selected = 1");
+    span.bind(1, trace_id);
+    span.executeStep();
+    const int64_t lo = span.getColumn(0).getInt64(), hi = span.getColumn(1).getInt64();
+    const int64_t lo_ns = span.getColumn(2).getInt64(), hi_ns = span.getColumn(3).getInt64();
     for (const char* table : {"_kernel", "_memcpy", "_memset", "_api_call", "sync_event", "_op"}) {
       SQLite::Statement del(db, std::string("DELETE FROM ") + table +
                                     " WHERE trace_id = ? AND (iteration IS NULL OR iteration NOT BETWEEN ? AND ?)");
-      del.bind(1, r.trace_id);
-      del.bind(2, r.lo);
-      del.bind(3, r.hi);
+      del.bind(1, trace_id);
+      del.bind(2, lo);
+      del.bind(3, hi);
       del.exec();
     }
     {
       // The rank's side of each collective outside its selected iterations (iteration: the rank's
       // own ordinal, as for the other tables).
       SQLite::Statement del(db, "DELETE FROM collective_participation WHERE trace_id = ? AND (iteration IS NULL OR iteration NOT BETWEEN ? AND ?)");
-      del.bind(1, r.trace_id);
-      del.bind(2, r.lo);
-      del.bind(3, r.hi);
+      del.bind(1, trace_id);
+      del.bind(2, lo);
+      del.bind(3, hi);
       del.exec();
     }
     for (const char* sql : {"DELETE FROM _range WHERE trace_id = ? AND (start_ns + dur_ns <= ? OR start_ns >= ?)",
@@ -83,7 +85,7 @@ void restrict_to_aggregation_range(Store& store) {
                             "DELETE FROM _cpu_sample WHERE trace_id = ? AND (ts_ns < ? OR ts_ns >= ?)",
                             "UPDATE trace SET start_ns = ?2, end_ns = ?3 WHERE trace_id = ?1"}) {
       SQLite::Statement q(db, sql);
-      q.bind(1, r.trace_id);
+      q.bind(1, trace_id);
       q.bind(2, lo_ns);
       q.bind(3, hi_ns);
       q.exec();
