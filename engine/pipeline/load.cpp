@@ -273,11 +273,21 @@ JobFacts jobs_of(const std::vector<TraceModel*>& models, const DeriveOptions& op
 }
 
 // Writes the derived models and the jobs across them into the fresh `store` in one go, then the
-// indexes readers of the store need.
-void write_store(const std::vector<TraceModel*>& models, const JobFacts& jobs, Store& store) {
+// indexes readers of the store need. Once their rows are in, the models are given back (`models`
+// left empty) before the indexes are built, unless the store could still run out
+// of room building them (a shared store past half its limit): the models and the store both in
+// memory were the peak of a run (the x20 tiled trace: 541 MiB). Without them a full store could
+// not be written again elsewhere; a store below half its limit cannot fill up with indexes.
+void write_store(std::vector<TraceModel>& models, const JobFacts& jobs, Store& store) {
   StepClock clock;
-  write_models(store, models, &jobs);
+  {
+    std::vector<TraceModel*> all;
+    for (auto& m : models) all.push_back(&m);
+    write_models(store, all, &jobs);
+  }
   clock.lap("write");
+  if (!store.near_shared_limit()) std::vector<TraceModel>().swap(models);
+  clock.lap("release");
   store.create_indexes();
   store.end_bulk_load();
   clock.lap("indexes");
@@ -381,16 +391,18 @@ Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& opti
   if (sharing == Store::Sharing::shared) {
     Store store = Store::create_in_memory(sharing);
     try {
-      write_store(all, jobs, store);
+      write_store(models, jobs, store);
       return store;
     } catch (...) {
-      if (!ran_out_of_room(store, std::current_exception())) throw;
+      // Written again below only while the models are still there (write_store gives them back
+      // once a store cannot fill up any more).
+      if (models.empty() || !ran_out_of_room(store, std::current_exception())) throw;
       if (timings_enabled()) std::cerr << "timing note: shared store full, writing again to a temporary file\n";
     }
   }
   Store store = create_temp_store(estimate);
   try {
-    write_store(all, jobs, store);
+    write_store(models, jobs, store);
   } catch (...) {
     rethrow_temp_store_error(std::current_exception());
   }
