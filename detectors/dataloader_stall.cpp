@@ -146,7 +146,7 @@ class DataloaderStall final : public Detector {
   // The host-side DataLoader/DataPipe fetch annotations (engine/analysis/dataloader_ranges.hpp).
   static std::vector<Annotation> load_annotations(const Facts& facts, int64_t trace_id) {
     SQLite::Statement q(facts.db(),
-                        "SELECT id, name, start_ns, dur_ns FROM range WHERE +trace_id = ? AND " PROFLINT_HOST_DATALOADER_RANGE_SQL
+                        "SELECT id, name, start_ns, dur_ns FROM range WHERE trace_id = ? AND " PROFLINT_HOST_DATALOADER_RANGE_SQL
                         " ORDER BY start_ns, id");
     q.bind(1, trace_id);
     std::vector<Annotation> out;

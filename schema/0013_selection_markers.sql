@@ -14,6 +14,11 @@ ALTER TABLE iteration ADD COLUMN selected INTEGER NOT NULL DEFAULT 1;
 -- __next__, enumerate(DataPipe)#…, and emit_nvtx copies of them); NULL for any other range.
 ALTER TABLE _range ADD COLUMN marker TEXT;
 
+-- The few marked ranges, found without a scan of every range (DataLoader fetches: dataloader-stall,
+-- gpu-idle-gaps, host-sync and the idle claims look them up per trace; the index only holds rows
+-- with a marker, and `marker = ?` implies that).
+CREATE INDEX range_by_marker ON _range(marker, trace_id, start_ns) WHERE marker IS NOT NULL;
+
 -- A store saved by an earlier proflint gets both from what it recorded, by the same rules.
 UPDATE iteration SET selected = (
   SELECT CASE WHEN (t.iter_start IS NULL OR iteration.iteration >= t.iter_start) AND

@@ -11,6 +11,9 @@ CREATE INDEX kernel_compiled_by_region ON kernel_compiled(region_range_id);
 -- index os_call_by_thread
 CREATE INDEX os_call_by_thread ON _os_call(trace_id, pid, tid, start_ns);
 
+-- index range_by_marker
+CREATE INDEX range_by_marker ON _range(marker, trace_id, start_ns) WHERE marker IS NOT NULL;
+
 -- index source_api_call
 CREATE INDEX source_api_call ON _source(api_call_id) WHERE api_call_id IS NOT NULL;
 

@@ -197,7 +197,7 @@ TEST(ReportCli, StoreFromSchemaVersion1IsUpgradedInMemory) {
     // Undo schema 13 (iteration.selected, _range.marker; its migration recreates the range view, so
     // the placeholder view only has to exist), 12 (its columns go with the tables of schemas 8 and 9
     // below) and 11 (graph node creation events).
-    db.exec("DROP VIEW range; ALTER TABLE _range DROP COLUMN marker; ALTER TABLE iteration DROP COLUMN selected; "
+    db.exec("DROP INDEX range_by_marker; DROP VIEW range; ALTER TABLE _range DROP COLUMN marker; ALTER TABLE iteration DROP COLUMN selected; "
             "CREATE VIEW range AS SELECT id FROM _range");
     db.exec("DROP VIEW graph_node_event; DROP TABLE _graph_node_event");
     // Undo schema 10 (the counter view over nsys GPU metrics, OS call callers), then schema 6
