@@ -12,27 +12,13 @@
 
 #include "engine/import/kineto/byte_source.hpp"
 #include "engine/import/kineto/trace_scanner.hpp"
+#include "tests/support/trickle_source.hpp"
 #include "tests/support/run.hpp"
 
 namespace proflint::kineto {
 namespace {
 
-class TextSource final : public ByteSource {
- public:
-  TextSource(std::string text, size_t step) : text_(std::move(text)), step_(step) {}
-  size_t read(char* dst, size_t cap) override {
-    size_t n = std::min({cap, step_, text_.size() - pos_});
-    std::memcpy(dst, text_.data() + pos_, n);
-    pos_ += n;
-    return n;
-  }
-  uint64_t file_bytes_read() const override { return pos_; }
-
- private:
-  std::string text_;
-  size_t step_;
-  size_t pos_ = 0;
-};
+using testing::TrickleSource;
 
 // Every call as one line of text; calls made on another thread than the test's are flagged.
 struct Log final : ScanHandler {
@@ -68,7 +54,7 @@ struct Outcome {
 };
 
 Outcome scan(bool on_thread, const std::string& text, size_t step, ScanLimits limits = {}, int64_t throw_at = -1) {
-  TextSource source(text, step);
+  TrickleSource source(text, step);
   Log log;
   log.throw_at = throw_at;
   Outcome out;

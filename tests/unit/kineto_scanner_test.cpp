@@ -14,27 +14,12 @@
 #include "engine/import/kineto/event_parser.hpp"
 #include "engine/import/kineto/flow_pairer.hpp"
 #include "engine/import/kineto/trace_scanner.hpp"
+#include "tests/support/trickle_source.hpp"
 
 namespace proflint::kineto {
 namespace {
 
-// Hands out at most `step` bytes per read, so every element straddles read boundaries.
-class TrickleSource final : public ByteSource {
- public:
-  TrickleSource(std::string text, size_t step) : text_(std::move(text)), step_(step) {}
-  size_t read(char* dst, size_t cap) override {
-    size_t n = std::min({cap, step_, text_.size() - pos_});
-    std::memcpy(dst, text_.data() + pos_, n);
-    pos_ += n;
-    return n;
-  }
-  uint64_t file_bytes_read() const override { return pos_; }
-
- private:
-  std::string text_;
-  size_t step_;
-  size_t pos_ = 0;
-};
+using testing::TrickleSource;
 
 struct Recorder final : ScanHandler {
   std::vector<std::string> events;
