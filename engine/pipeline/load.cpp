@@ -273,21 +273,20 @@ JobFacts jobs_of(const std::vector<TraceModel*>& models, const DeriveOptions& op
 }
 
 // Writes the derived models and the jobs across them into the fresh `store` in one go, then the
-// indexes readers of the store need. Once their rows are in, the models are given back (`models`
-// left empty) before the indexes are built, unless the store could still run out
-// of room building them (a shared store past half its limit): the models and the store both in
-// memory were the peak of a run (the x20 tiled trace: 541 MiB). Without them a full store could
-// not be written again elsewhere; a store below half its limit cannot fill up with indexes.
+// indexes readers of the store need. The models are given back table by table as their rows go
+// in (write_models' `release`) and `models` is left empty: the models and the store both whole in
+// memory were the peak of a run (the x20 tiled trace: 541 MiB). A store that runs out of room
+// while it is written therefore cannot be written again from them: load_inputs reads the files
+// again for that.
 void write_store(std::vector<TraceModel>& models, const JobFacts& jobs, Store& store) {
   StepClock clock;
   {
     std::vector<TraceModel*> all;
     for (auto& m : models) all.push_back(&m);
-    write_models(store, all, &jobs);
+    write_models(store, all, &jobs, /*release=*/true);
   }
+  std::vector<TraceModel>().swap(models);
   clock.lap("write");
-  if (!store.near_shared_limit()) std::vector<TraceModel>().swap(models);
-  clock.lap("release");
   store.create_indexes();
   store.end_bulk_load();
   clock.lap("indexes");
@@ -373,32 +372,39 @@ Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& opti
     if (Store::is_store_file(path))
       throw input_error(path, "", "a saved proflint store can only be given alone, not mixed with other inputs");
   std::vector<TraceModel> models(paths.size());
-  import_and_derive_all(paths, models, options);
-  attach_sampling_logs(models, options.sample_offset_ns);
+  // Imports and derives every file, then the jobs across them (again after a full store).
+  JobFacts jobs;
+  auto prepare = [&] {
+    import_and_derive_all(paths, models, options);
+    attach_sampling_logs(models, options.sample_offset_ns);
+    std::vector<TraceModel*> all;
+    for (auto& m : models) all.push_back(&m);
+    StepClock clock;
+    jobs = jobs_of(all, options.derive);
+    clock.lap("jobs");
+  };
+  prepare();
   // A shared store in memory holds ~2 GiB at most; a run that would not fit writes a temporary
   // file instead, which analysis's threads read as well (through mmap). Decided from the input
-  // sizes and, when the estimate was wrong, after the shared store filled up (the models are
-  // written again).
+  // sizes and, when the estimate was wrong, after the shared store filled up (the files are then
+  // read and derived again: the models were given back as they were written).
   double estimate = 0;
   for (const auto& path : paths) estimate += estimated_store_bytes(path);
   auto sharing = estimate > shared_store_budget() ? Store::Sharing::temp_file : Store::Sharing::shared;
   StageTimer timer("derive");  // the write belongs to derivation's figure, as when it updated the store
-  std::vector<TraceModel*> all;
-  for (auto& m : models) all.push_back(&m);
-  StepClock clock;
-  JobFacts jobs = jobs_of(all, options.derive);
-  clock.lap("jobs");
   if (sharing == Store::Sharing::shared) {
-    Store store = Store::create_in_memory(sharing);
-    try {
-      write_store(models, jobs, store);
-      return store;
-    } catch (...) {
-      // Written again below only while the models are still there (write_store gives them back
-      // once a store cannot fill up any more).
-      if (models.empty() || !ran_out_of_room(store, std::current_exception())) throw;
-      if (timings_enabled()) std::cerr << "timing note: shared store full, writing again to a temporary file\n";
-    }
+    {
+      Store store = Store::create_in_memory(sharing);
+      try {
+        write_store(models, jobs, store);
+        return store;
+      } catch (...) {
+        if (!ran_out_of_room(store, std::current_exception())) throw;
+        if (timings_enabled()) std::cerr << "timing note: shared store full, loading again into a temporary file\n";
+      }
+    }  // the full store goes before the files are read again
+    models = std::vector<TraceModel>(paths.size());
+    prepare();
   }
   Store store = create_temp_store(estimate);
   try {

@@ -11,7 +11,9 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
+#include <vector>
 
 #include "engine/common/error.hpp"
 
@@ -80,6 +82,11 @@ class Stmt {
   // a statement that inserts each row at run().
   void flush() {
     if (rows_ > 0) insert();
+  }
+  // flush, then forget every bound value (texts are bound without a copy): the rows' memory can go.
+  void flush_and_unbind() {
+    flush();
+    sqlite3_clear_bindings(st_);
   }
   // Reading: next row, true while there is one.
   bool step() {
@@ -287,9 +294,19 @@ struct Writer {
     return local >= 1 && local < static_cast<int64_t>(b.string_ids.size()) ? b.string_ids[static_cast<size_t>(local)] : kNone;
   }
 
+  // With `release`, each table's rows (and their derived columns) are given back as soon as they
+  // are in the store (write_models' `release`).
+  bool release = false;
+  template <typename... Vectors>
+  void drop(Stmt& st, Vectors&... rows) {
+    if (!release) return;
+    st.flush_and_unbind();
+    (std::remove_reference_t<decltype(rows)>().swap(rows), ...);
+  }
+
   // The rows an import gave (with their derived columns).
-  void facts(const TraceModel& m, const Bases& b) {
-    const DerivedFacts& d = m.derived;
+  void facts(TraceModel& m, const Bases& b) {
+    DerivedFacts& d = m.derived;
     const bool derived = d.done;
     const int64_t t = b.trace;
     const TraceInfo& info = m.info;
@@ -327,6 +344,7 @@ struct Writer {
       }
       kernel_ins.run();
     }
+    drop(kernel_ins, m.kernels, d.kernels);
     for (const auto& g : m.kernel_graph_nodes)
       graph_node_ins.i64(b.kernel + g.kernel).i64(t).i64(g.graph_id).i64(g.graph_node_id).run();
     for (const auto& e : m.graph_node_events)
@@ -350,7 +368,9 @@ struct Writer {
       }
     };
     copies(memcpy_ins, m.memcpys, d.memcpys, b.memcpy, true);
+    drop(memcpy_ins, m.memcpys, d.memcpys);
     copies(memset_ins, m.memsets, d.memsets, b.memset, false);
+    drop(memset_ins, m.memsets, d.memsets);
     for (size_t i = 0; i < m.apis.size(); ++i) {
       const ApiFact& a = m.apis[i];
       api_ins.i64(b.api + static_cast<int64_t>(i)).i64(t).i64(a.pid).i64(a.tid).i64(a.start_ns).i64(a.dur_ns)
@@ -359,6 +379,7 @@ struct Writer {
       else api_ins.null().null();
       api_ins.run();
     }
+    drop(api_ins, m.apis, d.api_op, d.api_iteration);
     for (size_t i = 0; i < m.ranges.size(); ++i) {
       const RangeFact& r = m.ranges[i];
       int64_t id = b.range + static_cast<int64_t>(i);
@@ -380,11 +401,14 @@ struct Writer {
             .i64(a.in_nelems).i64(a.out_nelems).text(a.dtype).i64(a.group_size).text(a.group_ranks).run();
       }
     }
+    drop(range_ins, m.ranges, d.range_parent, d.range_depth, d.range_marker);  // collectives stay: bound texts
     for (const auto& f : m.flows)
       flow_ins.i64(t).text(m.label(f.kind)).i64(f.flow_id).i64(f.src_pid).i64(f.src_tid).i64(f.src_ts_ns).i64(f.dst_pid)
           .i64(f.dst_tid).i64(f.dst_ts_ns).run();
+    drop(flow_ins, m.flows);
     for (const auto& s : m.memory_samples)
       memory_ins.i64(t).i64(s.device_id).i64(s.ts_ns).i64(s.allocated_bytes).i64(s.reserved_bytes).i64(s.delta_bytes).run();
+    drop(memory_ins, m.memory_samples);
     for (const auto& c : m.counters) counter_ins.i64(t).i64(c.device_id).i64(c.ts_ns).i64(sid(b, c.name_id)).real(c.value).run();
     for (size_t i = 0; i < m.syncs.size(); ++i) {
       const SyncFact& s = m.syncs[i];
@@ -392,6 +416,7 @@ struct Writer {
           .i64(s.start_ns).i64(s.dur_ns).text(m.label(s.kind)).i64(s.correlation_id)
           .i64(derived ? iteration_col(d.sync_iteration[i]) : kNone).run();
     }
+    drop(sync_ins, m.syncs, d.sync_iteration);
     host_activity(m, b);
     for (size_t i = 0; i < m.sample_series.size(); ++i) {
       const SampleSeriesFact& s = m.sample_series[i];
@@ -429,8 +454,8 @@ struct Writer {
   }
 
   // The tables derivation fills.
-  void derived(const TraceModel& m, const Bases& b) {
-    const DerivedFacts& d = m.derived;
+  void derived(TraceModel& m, const Bases& b) {
+    DerivedFacts& d = m.derived;
     if (!d.done) return;
     const int64_t t = b.trace;
     for (size_t i = 0; i < d.ops.size(); ++i) {
@@ -440,6 +465,7 @@ struct Writer {
           .i64(int64_t{op.depth}).text(std::string_view(op.path)).i64(iteration_col(op.iteration))
           .i64(int64_t{op.tc_eligible ? 1 : 0}).i64(op.gpu_time_ns).i64(op.kernel_count).i64(op.tc_time_ns).run();
     }
+    drop(op_ins, d.ops);  // op_types stays: op_type texts point into it
     for (size_t k = 0; k < d.iterations.size(); ++k) {
       const auto& it = d.iterations[k];
       iteration_ins.i64(t).i64(static_cast<int64_t>(k)).i64(it.number ? *it.number : kNone).text(std::string_view(it.name))
@@ -467,6 +493,7 @@ struct Writer {
       source_ins.i64(t).i64(at(b.op, src.op)).i64(at(b.api, src.api)).i64(at(b.range, src.range)).text(src.origin).i64(sid(b, src.file_id))
           .i64(src.line).i64(sid(b, src.function_id)).i64(sid(b, src.module_path_id)).i64(sid(b, src.stack_id))
           .i64(at(b.op, src.forward_op)).run();
+    drop(source_ins, d.sources);
     if (!d.key_node_problem.empty())
       issue_ins.i64(t).text(std::string_view("key_node_not_found")).i64(1).text(std::string_view(d.key_node_problem))
           .text(std::string_view("--key-node")).run();
@@ -537,7 +564,7 @@ struct Writer {
 
 }  // namespace
 
-void write_models(Store& store, const std::vector<TraceModel*>& models, const JobFacts* jobs) {
+void write_models(Store& store, const std::vector<TraceModel*>& models, const JobFacts* jobs, bool release) {
   sqlite3* h = store.db().getHandle();
   exec(h, "BEGIN");
   try {
@@ -594,6 +621,7 @@ void write_models(Store& store, const std::vector<TraceModel*>& models, const Jo
         bases[i].string_ids[static_cast<size_t>(s)] = strings.id(m.strings.text(s));
     }
     Writer w(h);
+    w.release = release;
     for (size_t i = 0; i < models.size(); ++i) w.facts(*models[i], bases[i]);
     for (size_t i = 0; i < models.size(); ++i) w.derived(*models[i], bases[i]);
     if (jobs) w.jobs(*jobs, bases);

@@ -19,7 +19,10 @@ namespace proflint {
 // trace first, then what derivation added (new op names, ops, iterations, ...). Sets trace_id.
 // `jobs`, when given, are the jobs across exactly these models (derive_jobs over them, in this
 // order): written into the job tables, which must hold no rows yet (a fresh or cleared store).
-void write_models(Store& store, const std::vector<TraceModel*>& models, const JobFacts* jobs = nullptr);
+// With `release`, the models' big tables are given back as they are written (their memory and
+// the store's were the peak of a load); the models are then good for nothing but their trace_id.
+void write_models(Store& store, const std::vector<TraceModel*>& models, const JobFacts* jobs = nullptr,
+                  bool release = false);
 
 // The imported facts of every trace in the store, in trace_id order. `was_derived` tells which
 // traces had been derived (trace.iteration_source set).
