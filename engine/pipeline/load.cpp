@@ -266,6 +266,12 @@ void attach_sampling_logs(std::vector<TraceModel>& models, std::optional<int64_t
   for (auto it = logs.rbegin(); it != logs.rend(); ++it) models.erase(models.begin() + static_cast<std::ptrdiff_t>(*it));
 }
 
+std::vector<TraceModel*> pointers_to(std::vector<TraceModel>& models) {
+  std::vector<TraceModel*> all;
+  for (auto& m : models) all.push_back(&m);
+  return all;
+}
+
 // The jobs across the derived models (they span traces, so they are derived once all are).
 JobFacts jobs_of(const std::vector<TraceModel*>& models, const DeriveOptions& options) {
   std::vector<const TraceModel*> traces(models.begin(), models.end());
@@ -281,9 +287,7 @@ JobFacts jobs_of(const std::vector<TraceModel*>& models, const DeriveOptions& op
 void write_store(std::vector<TraceModel>& models, const JobFacts& jobs, Store& store) {
   StepClock clock;
   {
-    std::vector<TraceModel*> all;
-    for (auto& m : models) all.push_back(&m);
-    write_models(store, all, &jobs, /*release=*/true);
+    write_models(store, pointers_to(models), &jobs, /*release=*/true);
   }
   std::vector<TraceModel>().swap(models);
   clock.lap("write");
@@ -377,10 +381,8 @@ Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& opti
   auto prepare = [&] {
     import_and_derive_all(paths, models, options);
     attach_sampling_logs(models, options.sample_offset_ns);
-    std::vector<TraceModel*> all;
-    for (auto& m : models) all.push_back(&m);
     StepClock clock;
-    jobs = jobs_of(all, options.derive);
+    jobs = jobs_of(pointers_to(models), options.derive);
     clock.lap("jobs");
   };
   prepare();
@@ -441,8 +443,7 @@ void derive_all(Store& store, const DeriveOptions& options, bool force) {
     clock.lap("load_model");
     for (auto& m : models) derive_model(m.info.path, m, options);
     clock.lap("passes");
-    std::vector<TraceModel*> all;
-    for (auto& m : models) all.push_back(&m);
+    std::vector<TraceModel*> all = pointers_to(models);
     JobFacts jobs = jobs_of(all, options);
     clock.lap("jobs");
     // Indexes would be updated row by row: dropped, and built again once the rows are in.

@@ -21,11 +21,9 @@ std::vector<int64_t> restricted_traces(SQLite::Database& db) {
   return out;
 }
 
-}  // namespace
-
-void require_selected_iterations(Store& store) {
-  auto& db = store.db();
-  for (int64_t trace_id : restricted_traces(db)) {
+// The check of require_selected_iterations over the given restricted traces.
+void require_selected(SQLite::Database& db, const std::vector<int64_t>& traces) {
+  for (int64_t trace_id : traces) {
     SQLite::Statement q(db,
                         "SELECT t.path, (SELECT COUNT(*) FROM iteration i WHERE i.trace_id = t.trace_id), "
                         "(SELECT COUNT(*) FROM iteration i WHERE i.trace_id = t.trace_id AND i.selected = 1) "
@@ -41,11 +39,15 @@ void require_selected_iterations(Store& store) {
   }
 }
 
+}  // namespace
+
+void require_selected_iterations(Store& store) { require_selected(store.db(), restricted_traces(store.db())); }
+
 void restrict_to_selection(Store& store) {
   auto& db = store.db();
   std::vector<int64_t> traces = restricted_traces(db);
   if (traces.empty()) return;
-  require_selected_iterations(store);
+  require_selected(db, traces);
   SQLite::Transaction tx(db);
   for (int64_t trace_id : traces) {
     // The selected ordinals (contiguous: derivation selects a range of them) and the span of their

@@ -5,7 +5,6 @@
 // (the byte walk and the buffer moves); the parser and the sink after it are the rest. With the
 // scan beside them the import keeps two cores busy (three with gzip's inflate thread).
 #include <condition_variable>
-#include <cstring>
 #include <deque>
 #include <exception>
 #include <mutex>
