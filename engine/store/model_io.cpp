@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <set>
@@ -21,51 +22,205 @@ namespace proflint {
 
 namespace {
 
-// A prepared statement reused for every row; binds are 1-based in column order, kNone is NULL.
-// With `batch` > 1 (inserts of the large fact tables) the rows are bound into one multi-row
-// INSERT and inserted `batch` at a time: one statement step per batch instead of per row, which
-// is most of what a row costs (the statement's cursor is opened, positioned and closed each
-// step). The statement reads its rows from a VALUES list with a LIMIT, so that the last, shorter
-// batch goes through the same statement. Texts are bound without a copy, so they must outlive
-// the step that inserts them (flush() at the latest): the model's strings and static text do.
+// One value of a row a feeding statement holds (see Stmt). Texts point into the caller's memory.
+struct FeedValue {
+  union {
+    int64_t i;
+    double d;
+    const char* s;
+  };
+  int32_t n;     // text length
+  uint8_t type;  // SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT or SQLITE_NULL
+};
+
+// The rows the statement being stepped inserts: what the proflint_feed table reads.
+struct FeedSlot {
+  const FeedValue* values = nullptr;
+  int cols = 0;
+  int64_t rows = 0;
+};
+
+constexpr int kFeedColumns = 32;  // columns proflint_feed declares (c0 .. c31): the widest table's insert fits
+
+// proflint_feed: an eponymous virtual table over the rows of the FeedSlot it was registered with
+// (none: no rows). A large table's rows go in with INSERT INTO t(...) SELECT c0, ... FROM
+// proflint_feed, thousands per statement step, each value handed to SQLite straight from the
+// writer's buffer: no bound parameters and no VALUES list whose every value SQLite copies twice
+// before it builds the record (docs/benchmarks.md: the write of the x20 tiled trace).
+struct FeedCursor {
+  sqlite3_vtab_cursor base;
+  const FeedSlot* slot;
+  int64_t row;
+};
+
+struct FeedTable {
+  sqlite3_vtab base;
+  const FeedSlot* slot;
+};
+
+int feed_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char**) {
+  std::string sql = "CREATE TABLE x(";
+  for (int c = 0; c < kFeedColumns; ++c) sql += (c ? ", c" : "c") + std::to_string(c);
+  sql += ")";
+  if (int rc = sqlite3_declare_vtab(db, sql.c_str()); rc != SQLITE_OK) return rc;
+  auto* t = static_cast<FeedTable*>(sqlite3_malloc(sizeof(FeedTable)));
+  if (!t) return SQLITE_NOMEM;
+  std::memset(t, 0, sizeof(FeedTable));
+  t->slot = static_cast<const FeedSlot*>(aux);
+  *out = &t->base;
+  return SQLITE_OK;
+}
+int feed_disconnect(sqlite3_vtab* t) {
+  sqlite3_free(t);
+  return SQLITE_OK;
+}
+int feed_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
+  info->estimatedCost = 1e6;
+  return SQLITE_OK;
+}
+int feed_open(sqlite3_vtab* t, sqlite3_vtab_cursor** out) {
+  auto* c = static_cast<FeedCursor*>(sqlite3_malloc(sizeof(FeedCursor)));
+  if (!c) return SQLITE_NOMEM;
+  std::memset(c, 0, sizeof(FeedCursor));
+  c->slot = reinterpret_cast<FeedTable*>(t)->slot;
+  *out = &c->base;
+  return SQLITE_OK;
+}
+int feed_close(sqlite3_vtab_cursor* c) {
+  sqlite3_free(c);
+  return SQLITE_OK;
+}
+int feed_filter(sqlite3_vtab_cursor* c, int, const char*, int, sqlite3_value**) {
+  reinterpret_cast<FeedCursor*>(c)->row = 0;
+  return SQLITE_OK;
+}
+int feed_next(sqlite3_vtab_cursor* c) {
+  ++reinterpret_cast<FeedCursor*>(c)->row;
+  return SQLITE_OK;
+}
+int feed_eof(sqlite3_vtab_cursor* c) {
+  auto* f = reinterpret_cast<FeedCursor*>(c);
+  return f->row >= f->slot->rows;
+}
+int feed_column(sqlite3_vtab_cursor* c, sqlite3_context* ctx, int col) {
+  auto* f = reinterpret_cast<FeedCursor*>(c);
+  if (col >= f->slot->cols) {
+    sqlite3_result_null(ctx);
+    return SQLITE_OK;
+  }
+  const FeedValue& v = f->slot->values[f->row * f->slot->cols + col];
+  switch (v.type) {
+    case SQLITE_INTEGER: sqlite3_result_int64(ctx, v.i); break;
+    case SQLITE_FLOAT: sqlite3_result_double(ctx, v.d); break;
+    case SQLITE_TEXT: sqlite3_result_text(ctx, v.s, v.n, SQLITE_STATIC); break;
+    default: sqlite3_result_null(ctx); break;
+  }
+  return SQLITE_OK;
+}
+int feed_rowid(sqlite3_vtab_cursor* c, sqlite3_int64* rowid) {
+  *rowid = reinterpret_cast<FeedCursor*>(c)->row;
+  return SQLITE_OK;
+}
+
+// proflint_feed on one connection for as long as this lives (the writer's): registered with the
+// slot it reads, dropped again afterwards, so no other statement (a rule's query) ever sees it.
+class Feed {
+ public:
+  explicit Feed(sqlite3* db) : db_(db) {
+    static const sqlite3_module module = [] {
+      sqlite3_module m{};
+      m.xCreate = nullptr;  // eponymous only: `FROM proflint_feed` with no CREATE VIRTUAL TABLE
+      m.xConnect = feed_connect;
+      m.xBestIndex = feed_best_index;
+      m.xDisconnect = feed_disconnect;
+      m.xDestroy = feed_disconnect;
+      m.xOpen = feed_open;
+      m.xClose = feed_close;
+      m.xFilter = feed_filter;
+      m.xNext = feed_next;
+      m.xEof = feed_eof;
+      m.xColumn = feed_column;
+      m.xRowid = feed_rowid;
+      return m;
+    }();
+    if (sqlite3_create_module(db, "proflint_feed", &module, &slot) != SQLITE_OK)
+      throw Error(std::string("internal: cannot register the store's row feed: ") + sqlite3_errmsg(db));
+  }
+  ~Feed() { sqlite3_create_module(db_, "proflint_feed", nullptr, nullptr); }
+  Feed(const Feed&) = delete;
+  Feed& operator=(const Feed&) = delete;
+
+  FeedSlot slot;
+
+ private:
+  sqlite3* db_;
+};
+
+// Rows per step of a feeding statement (see Stmt). 1,024 rows of the widest table hold ~370 kB.
+constexpr int64_t kFeedRows = 1024;
+
+// A prepared statement reused for every row; values are given in column order, kNone is NULL.
+// Plain statements bind each row and insert it at run(). Feeding statements (the large fact
+// tables: constructed with a Feed) collect kFeedRows rows and insert them with one step of
+// INSERT ... SELECT ... FROM proflint_feed (see Feed), which is most of what a row used to cost
+// when each was a step of its own. Texts are never copied, so they must outlive the step that
+// inserts them (flush() at the latest): the model's strings and static text do.
 class Stmt {
  public:
-  Stmt(sqlite3* db, const char* sql, int batch = 1) : db_(db) {
-    if (batch <= 1) {
-      st_ = prepare(db, sql);
-      return;
-    }
+  Stmt(sqlite3* db, const char* sql) : db_(db), st_(prepare(db, sql)) {}
+  Stmt(sqlite3* db, const char* sql, Feed& feed) : db_(db), feed_(&feed) {
+    // "INSERT INTO t(a, b) VALUES (?,?)" -> "INSERT INTO t(a, b) SELECT c0, c1 FROM proflint_feed"
     std::string text = sql;
     auto values = text.rfind(" VALUES ");
-    if (values == std::string::npos) throw Error(std::string("internal: a batched statement needs VALUES: ") + sql);
+    if (values == std::string::npos) throw Error(std::string("internal: a feeding statement needs VALUES: ") + sql);
     std::string tuple = text.substr(values + 8);
     cols_ = static_cast<int>(std::count(tuple.begin(), tuple.end(), '?'));
-    // SQLite before 3.32 allows 999 parameters per statement (32,766 since).
-    batch = std::min(batch, (sqlite3_limit(db, SQLITE_LIMIT_VARIABLE_NUMBER, -1) - 1) / std::max(cols_, 1));
-    if (batch <= 1) {
-      st_ = prepare(db, sql);
-      return;
-    }
+    if (cols_ < 1 || cols_ > kFeedColumns) throw Error(std::string("internal: too many columns to feed: ") + sql);
     text.resize(values);
-    text += " SELECT * FROM (VALUES " + tuple;
-    for (int r = 1; r < batch; ++r) text += "," + tuple;
-    text += ") LIMIT ?";
-    batch_ = batch;
+    text += " SELECT ";
+    for (int c = 0; c < cols_; ++c) text += (c ? ", c" : "c") + std::to_string(c);
+    text += " FROM proflint_feed";
     st_ = prepare(db, text.c_str());
+    rows_.reserve(static_cast<size_t>(kFeedRows * cols_));
   }
   ~Stmt() { sqlite3_finalize(st_); }
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
 
   Stmt& i64(int64_t v) {
-    if (v == kNone) sqlite3_bind_null(st_, ++col_);
-    else sqlite3_bind_int64(st_, ++col_, v);
+    if (v == kNone) return null();
+    if (feed_) {
+      FeedValue f;
+      f.i = v;
+      f.type = SQLITE_INTEGER;
+      rows_.push_back(f);
+    } else {
+      sqlite3_bind_int64(st_, ++col_, v);
+    }
     return *this;
   }
   Stmt& i64(const opt_i64& v) { return i64(or_none(v)); }
-  Stmt& real(double v) { sqlite3_bind_double(st_, ++col_, v); return *this; }
+  Stmt& real(double v) {
+    if (feed_) {
+      FeedValue f;
+      f.d = v;
+      f.type = SQLITE_FLOAT;
+      rows_.push_back(f);
+    } else {
+      sqlite3_bind_double(st_, ++col_, v);
+    }
+    return *this;
+  }
   Stmt& text(std::string_view v) {
-    sqlite3_bind_text(st_, ++col_, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+    if (feed_) {
+      FeedValue f;
+      f.s = v.data();
+      f.n = static_cast<int32_t>(v.size());
+      f.type = SQLITE_TEXT;
+      rows_.push_back(f);
+    } else {
+      sqlite3_bind_text(st_, ++col_, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+    }
     return *this;
   }
   Stmt& text(const std::string* v) {
@@ -73,20 +228,36 @@ class Stmt {
     return null();
   }
   Stmt& text(const std::optional<std::string>& v) { return text(v ? &*v : nullptr); }
-  Stmt& null() { sqlite3_bind_null(st_, ++col_); return *this; }
+  Stmt& null() {
+    if (feed_) {
+      FeedValue f;
+      f.i = 0;
+      f.type = SQLITE_NULL;
+      rows_.push_back(f);
+    } else {
+      sqlite3_bind_null(st_, ++col_);
+    }
+    return *this;
+  }
   void run() {
-    if (batch_ > 1 && ++rows_ < batch_) return;  // the next row binds after this one
-    insert();
+    if (!feed_) {
+      insert();
+      return;
+    }
+    if (rows_.size() != static_cast<size_t>(++row_count_ * cols_))
+      throw Error("internal: a row of " + std::to_string(rows_.size() - static_cast<size_t>((row_count_ - 1) * cols_)) +
+                  " values for " + std::to_string(cols_) + " columns");
+    if (row_count_ == kFeedRows) insert();
   }
-  // Inserts the rows a batched statement holds (those of the last, shorter batch); nothing for
-  // a statement that inserts each row at run().
+  // Inserts the rows a feeding statement holds; nothing for a statement that inserts each row at run().
   void flush() {
-    if (rows_ > 0) insert();
+    if (row_count_ > 0) insert();
   }
-  // flush, then forget every bound value (texts are bound without a copy): the rows' memory can go.
+  // flush, then give the row buffer back (its texts point into rows about to be freed).
   void flush_and_unbind() {
     flush();
-    sqlite3_clear_bindings(st_);
+    std::vector<FeedValue>().swap(rows_);
+    if (!feed_) sqlite3_clear_bindings(st_);
   }
   // Reading: next row, true while there is one.
   bool step() {
@@ -113,13 +284,15 @@ class Stmt {
 
  private:
   void insert() {
-    if (batch_ > 1) {
-      sqlite3_bind_int(st_, batch_ * cols_ + 1, rows_);
-      rows_ = 0;
-    }
     col_ = 0;
+    if (feed_) feed_->slot = FeedSlot{rows_.data(), cols_, row_count_};
     int rc = sqlite3_step(st_);
     sqlite3_reset(st_);
+    if (feed_) {
+      feed_->slot = FeedSlot{};
+      rows_.clear();
+      row_count_ = 0;
+    }
     if (rc != SQLITE_DONE) throw Error(std::string("internal: store write failed: ") + sqlite3_errmsg(db_));
   }
   static sqlite3_stmt* prepare(sqlite3* db, const char* sql) {
@@ -132,7 +305,10 @@ class Stmt {
   sqlite3* db_;
   sqlite3_stmt* st_ = nullptr;
   int col_ = 0;
-  int batch_ = 1, cols_ = 0, rows_ = 0;  // rows_: rows of the batch bound so far
+  Feed* feed_ = nullptr;
+  int cols_ = 0;
+  int64_t row_count_ = 0;          // rows held (feeding statements)
+  std::vector<FeedValue> rows_;  // their values, row after row
 };
 
 void exec(sqlite3* db, const char* sql) {
@@ -188,14 +364,11 @@ struct Bases {
   std::vector<int64_t> string_ids;  // local string id -> global id (index 0 unused)
 };
 
-// Rows per multi-row INSERT of the large tables (see Stmt). The write of the x20 tiled trace
-// (2.3M rows; PROFLINT_TIMINGS=1, medians of 3 on a loaded 2-core machine): one row per step
-// 1.92 s, 32 rows 1.61 s, 128 rows 1.46 s, 512 rows no faster (docs/benchmarks.md).
-constexpr int kRows = 128;
 
 struct Writer {
   explicit Writer(sqlite3* h)
       : db(h),
+        feed(h),
         trace_ins(h, "INSERT INTO trace(trace_id, path, format, format_version, tool_version, framework, vendor, rank, world_size, "
                      "comm_backend, host_name, clock, start_ns, end_ns, event_count, file_bytes, iteration_source, iter_start, "
                      "iter_stop, workload) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
@@ -204,31 +377,31 @@ struct Writer {
         process_ins(h, "INSERT INTO process(trace_id, pid, name) VALUES (?,?,?)"),
         thread_ins(h, "INSERT INTO thread(trace_id, pid, tid, name) VALUES (?,?,?,?)"),
         stream_ins(h, "INSERT INTO stream(trace_id, device_id, stream_id, name) VALUES (?,?,?,?)"),
-        kernel_ins(h, "INSERT INTO _kernel(id, trace_id, device_id, stream_id, pid, start_ns, dur_ns, name_id, correlation_id, "
+        kernel_ins(h, "INSERT INTO _kernel(trace_id, device_id, stream_id, pid, start_ns, dur_ns, name_id, correlation_id, "
                       "external_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, shared_memory_bytes, "
                       "api_call_id, op_id, iteration, is_tensor_core, category, tc_eligible_op_id) "
-                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", kRows),
-        memcpy_ins(h, "INSERT INTO _memcpy(id, trace_id, device_id, stream_id, pid, start_ns, dur_ns, bytes, kind, src_kind, dst_kind, "
-                      "correlation_id, external_id, api_call_id, op_id, iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", kRows),
-        memset_ins(h, "INSERT INTO _memset(id, trace_id, device_id, stream_id, pid, start_ns, dur_ns, bytes, mem_kind, correlation_id, "
-                      "external_id, api_call_id, op_id, iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", kRows),
-        api_ins(h, "INSERT INTO _api_call(id, trace_id, pid, tid, start_ns, dur_ns, name_id, kind, correlation_id, external_id, op_id, "
-                   "iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", kRows),
-        range_ins(h, "INSERT INTO _range(id, trace_id, pid, tid, start_ns, dur_ns, name_id, kind, domain, device_id, external_id, "
+                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", feed),
+        memcpy_ins(h, "INSERT INTO _memcpy(trace_id, device_id, stream_id, pid, start_ns, dur_ns, bytes, kind, src_kind, dst_kind, "
+                      "correlation_id, external_id, api_call_id, op_id, iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", feed),
+        memset_ins(h, "INSERT INTO _memset(trace_id, device_id, stream_id, pid, start_ns, dur_ns, bytes, mem_kind, correlation_id, "
+                      "external_id, api_call_id, op_id, iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", feed),
+        api_ins(h, "INSERT INTO _api_call(trace_id, pid, tid, start_ns, dur_ns, name_id, kind, correlation_id, external_id, op_id, "
+                   "iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?)", feed),
+        range_ins(h, "INSERT INTO _range(trace_id, pid, tid, start_ns, dur_ns, name_id, kind, domain, device_id, external_id, "
                      "sequence_number, fwd_thread_id, input_dims_id, input_types_id, call_stack_id, module_id, parent_id, depth, "
-                     "marker) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", kRows),
+                     "marker) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", feed),
         collective_ins(h, "INSERT INTO collective_arg(range_id, trace_id, collective_name, process_group, pg_desc, seq, in_nelems, "
-                          "out_nelems, dtype, group_size, group_ranks) VALUES (?,?,?,?,?,?,?,?,?,?,?)", kRows),
+                          "out_nelems, dtype, group_size, group_ranks) VALUES (?,?,?,?,?,?,?,?,?,?,?)", feed),
         flow_ins(h, "INSERT INTO flow(trace_id, kind, flow_id, src_pid, src_tid, src_ts_ns, dst_pid, dst_tid, dst_ts_ns) "
-                    "VALUES (?,?,?,?,?,?,?,?,?)", kRows),
+                    "VALUES (?,?,?,?,?,?,?,?,?)", feed),
         memory_ins(h, "INSERT INTO memory_sample(trace_id, device_id, ts_ns, allocated_bytes, reserved_bytes, delta_bytes) "
-                      "VALUES (?,?,?,?,?,?)", kRows),
-        counter_ins(h, "INSERT INTO _counter(trace_id, device_id, ts_ns, name_id, value) VALUES (?,?,?,?,?)", kRows),
-        sync_ins(h, "INSERT INTO sync_event(id, trace_id, pid, tid, device_id, stream_id, start_ns, dur_ns, kind, correlation_id, "
-                    "iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?)", kRows),
+                      "VALUES (?,?,?,?,?,?)", feed),
+        counter_ins(h, "INSERT INTO _counter(trace_id, device_id, ts_ns, name_id, value) VALUES (?,?,?,?,?)", feed),
+        sync_ins(h, "INSERT INTO sync_event(trace_id, pid, tid, device_id, stream_id, start_ns, dur_ns, kind, correlation_id, "
+                    "iteration) VALUES (?,?,?,?,?,?,?,?,?,?)", feed),
         issue_ins(h, "INSERT INTO import_issue(trace_id, kind, count, example, location) VALUES (?,?,?,?,?)"),
-        op_ins(h, "INSERT INTO _op(id, trace_id, range_id, pid, tid, start_ns, dur_ns, name_id, op_type, pass, parent_id, depth, path, "
-                  "iteration, tc_eligible, gpu_time_ns, kernel_count, tc_time_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", kRows),
+        op_ins(h, "INSERT INTO _op(trace_id, range_id, pid, tid, start_ns, dur_ns, name_id, op_type, pass, parent_id, depth, path, "
+                  "iteration, tc_eligible, gpu_time_ns, kernel_count, tc_time_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", feed),
         iteration_ins(h, "INSERT INTO iteration(trace_id, iteration, number, name, start_ns, end_ns, dur_ns, gpu_start_ns, "
                          "gpu_end_ns, source, selected) VALUES (?,?,?,?,?,?,?,?,?,?,?)"),
         breakdown_ins(h, "INSERT INTO breakdown(trace_id, device_id, iteration, category, time_ns) VALUES (?,?,?,?,?)"),
@@ -236,22 +409,22 @@ struct Writer {
                       "startup_evidence, kernel_tc_ns, kernel_other_ns, communication_ns, memcpy_ns, memset_ns, runtime_ns, "
                       "dataloader_ns, cpu_ns, idle_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
         undescribed_ins(h, "INSERT OR IGNORE INTO device(trace_id, device_id, has_activity) VALUES (?, ?, 1)"),
-        os_call_ins(h, "INSERT INTO _os_call(id, trace_id, pid, tid, start_ns, dur_ns, name_id, return_value, nesting_level, "
-                       "caller_id) VALUES (?,?,?,?,?,?,?,?,?,?)", kRows),
-        cpu_sample_ins(h, "INSERT INTO _cpu_sample(id, trace_id, pid, tid, ts_ns, cpu, leaf_id) VALUES (?,?,?,?,?,?,?)", kRows),
-        cpu_frame_ins(h, "INSERT INTO _cpu_frame(sample_id, trace_id, depth, name_id, module_id) VALUES (?,?,?,?,?)", kRows),
-        graph_node_ins(h, "INSERT INTO kernel_graph_node(kernel_id, trace_id, graph_id, graph_node_id) VALUES (?,?,?,?)", kRows),
+        os_call_ins(h, "INSERT INTO _os_call(trace_id, pid, tid, start_ns, dur_ns, name_id, return_value, nesting_level, "
+                       "caller_id) VALUES (?,?,?,?,?,?,?,?,?)", feed),
+        cpu_sample_ins(h, "INSERT INTO _cpu_sample(trace_id, pid, tid, ts_ns, cpu, leaf_id) VALUES (?,?,?,?,?,?)", feed),
+        cpu_frame_ins(h, "INSERT INTO _cpu_frame(sample_id, trace_id, depth, name_id, module_id) VALUES (?,?,?,?,?)", feed),
+        graph_node_ins(h, "INSERT INTO kernel_graph_node(kernel_id, trace_id, graph_id, graph_node_id) VALUES (?,?,?,?)", feed),
         node_event_ins(h, "INSERT INTO _graph_node_event(trace_id, pid, tid, start_ns, dur_ns, name_id, event_class, "
                           "graph_node_id, original_graph_node_id) VALUES (?,?,?,?,?,?,?,?,?)"),
         series_ins(h, "INSERT INTO sample_series(series_id, trace_id, device_id, pid, metric, unit, source, format, offset_ns) "
                       "VALUES (?,?,?,?,?,?,?,?,?)"),
-        point_ins(h, "INSERT INTO sample_point(series_id, ts_ns, value) VALUES (?,?,?)", kRows),
+        point_ins(h, "INSERT INTO sample_point(series_id, ts_ns, value) VALUES (?,?,?)", feed),
         operator_ins(h, "INSERT INTO operator_timing(trace_id, source, operator, module, time_ns, count, first_line) "
                         "VALUES (?,?,?,?,?,?,?)"),
         source_ins(h, "INSERT INTO _source(trace_id, op_id, api_call_id, range_id, origin, file_id, line, function_id, "
-                      "module_path_id, stack_id, forward_op_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)", kRows),
+                      "module_path_id, stack_id, forward_op_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)", feed),
         graph_kernel_ins(h, "INSERT INTO graph_kernel(kernel_id, trace_id, graph_id, node, replay, launch_api_call_id, "
-                            "captured_op_id) VALUES (?,?,?,?,?,?,?)", kRows),
+                            "captured_op_id) VALUES (?,?,?,?,?,?,?)", feed),
         cuda_graph_ins(h, "INSERT INTO cuda_graph(trace_id, graph_id, id_source, device_id, replays, kernels_per_replay, "
                           "gpu_time_ns, gpu_time_per_replay_ns, span_per_replay_ns, capture_start_ns, captured_ops, "
                           "top_captured_op) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"),
@@ -259,7 +432,7 @@ struct Writer {
                       "triton_kernels, triton_time_ns, other_kernels, other_time_ns, fallback_ops, graph_break_before, "
                       "graph_break_cause) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
         kernel_compiled_ins(h, "INSERT INTO kernel_compiled(kernel_id, trace_id, region_range_id, triton_kind, fallback) "
-                               "VALUES (?,?,?,?,?)", kRows),
+                               "VALUES (?,?,?,?,?)", feed),
         job_ins(h, "INSERT INTO job(job_id, source, world_size, ranks_present, aligned, residual_ns, alignment_note) "
                    "VALUES (?,?,?,?,?,?,?)"),
         job_rank_ins(h, "INSERT INTO job_rank(job_id, rank, trace_id, pid, device_id, clock_offset_ns, offset_residual_ns) "
@@ -267,9 +440,10 @@ struct Writer {
         instance_ins(h, "INSERT INTO collective_instance(job_id, instance_id, process_group, seq, type, bytes, ranks, "
                         "first_rank, last_rank, last_arrival_ns, end_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?)"),
         participation_ins(h, "INSERT INTO collective_participation(job_id, instance_id, rank, trace_id, op_id, kernel_id, "
-                             "start_ns, end_ns, wait_ns, transfer_ns, iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?)", kRows) {}
+                             "start_ns, end_ns, wait_ns, transfer_ns, iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?)", feed) {}
 
   sqlite3* db;
+  Feed feed;  // before the statements that read it: they are finalized first
   Stmt trace_ins, device_ins, process_ins, thread_ins, stream_ins, kernel_ins, memcpy_ins, memset_ins, api_ins, range_ins,
       collective_ins, flow_ins, memory_ins, counter_ins, sync_ins, issue_ins, op_ins, iteration_ins, breakdown_ins,
       steady_ins, undescribed_ins;
@@ -292,6 +466,21 @@ struct Writer {
   static int64_t at(int64_t base, int64_t index) { return index >= 0 ? base + index : kNone; }
   static int64_t sid(const Bases& b, int64_t local) {
     return local >= 1 && local < static_cast<int64_t>(b.string_ids.size()) ? b.string_ids[static_cast<size_t>(local)] : kNone;
+  }
+
+  // The fact tables' own ids (kernel, memcpy, memset, API call, range, sync, op, OS call, CPU
+  // sample) are not bound: SQLite gives a row without one MAX(id) + 1, which is the id Bases gave
+  // it and every reference to it was written with. A bound id made SQLite first look it up to
+  // check it was unique, a B-tree descent per row (the x20 tiled trace's write: see
+  // docs/benchmarks.md). Checked once per table and trace: the table's largest id after the rows.
+  void expect_ids(Stmt& st, const char* table, int64_t base, size_t rows) {
+    if (rows == 0) return;
+    st.flush();
+    int64_t want = base + static_cast<int64_t>(rows) - 1;
+    int64_t got = max_of(db, (std::string("SELECT MAX(id) FROM ") + table).c_str());
+    if (got != want)
+      throw Error(std::string("internal: ") + table + " ids written up to " + std::to_string(got) + ", expected " +
+                  std::to_string(want));
   }
 
   // With `release`, each table's rows (and their derived columns) are given back as soon as they
@@ -332,7 +521,7 @@ struct Writer {
     for (const auto& s : m.streams) stream_ins.i64(t).i64(s.device_id).i64(s.stream_id).text(s.name).run();
     for (size_t i = 0; i < m.kernels.size(); ++i) {
       const KernelFact& k = m.kernels[i];
-      kernel_ins.i64(b.kernel + static_cast<int64_t>(i)).i64(t).i64(k.device_id).i64(k.stream_id).i64(k.pid).i64(k.start_ns)
+      kernel_ins.i64(t).i64(k.device_id).i64(k.stream_id).i64(k.pid).i64(k.start_ns)
           .i64(k.dur_ns).i64(sid(b, k.name_id)).i64(k.correlation_id).i64(k.external_id).i64(k.grid_x).i64(k.grid_y)
           .i64(k.grid_z).i64(k.block_x).i64(k.block_y).i64(k.block_z).i64(k.registers_per_thread).i64(k.shared_memory_bytes);
       if (derived) {
@@ -344,17 +533,17 @@ struct Writer {
       }
       kernel_ins.run();
     }
+    expect_ids(kernel_ins, "_kernel", b.kernel, m.kernels.size());
     drop(kernel_ins, m.kernels, d.kernels);
     for (const auto& g : m.kernel_graph_nodes)
       graph_node_ins.i64(b.kernel + g.kernel).i64(t).i64(g.graph_id).i64(g.graph_node_id).run();
     for (const auto& e : m.graph_node_events)
       node_event_ins.i64(t).i64(e.pid).i64(e.tid).i64(e.start_ns).i64(e.dur_ns).i64(sid(b, e.name_id)).i64(e.event_class)
           .i64(e.graph_node_id).i64(e.original_graph_node_id).run();
-    auto copies = [&](Stmt& ins, const std::vector<CopyFact>& rows, const std::vector<GpuLinks>& links, int64_t base,
-                      bool memcpy) {
+    auto copies = [&](Stmt& ins, const std::vector<CopyFact>& rows, const std::vector<GpuLinks>& links, bool memcpy) {
       for (size_t i = 0; i < rows.size(); ++i) {
         const CopyFact& c = rows[i];
-        ins.i64(base + static_cast<int64_t>(i)).i64(t).i64(c.device_id).i64(c.stream_id).i64(c.pid).i64(c.start_ns)
+        ins.i64(t).i64(c.device_id).i64(c.stream_id).i64(c.pid).i64(c.start_ns)
             .i64(c.dur_ns).i64(c.bytes).text(m.label(c.kind));
         if (memcpy) ins.text(m.label(c.src_kind)).text(m.label(c.dst_kind));
         ins.i64(c.correlation_id).i64(c.external_id);
@@ -367,23 +556,26 @@ struct Writer {
         ins.run();
       }
     };
-    copies(memcpy_ins, m.memcpys, d.memcpys, b.memcpy, true);
+    copies(memcpy_ins, m.memcpys, d.memcpys, true);
+    expect_ids(memcpy_ins, "_memcpy", b.memcpy, m.memcpys.size());
     drop(memcpy_ins, m.memcpys, d.memcpys);
-    copies(memset_ins, m.memsets, d.memsets, b.memset, false);
+    copies(memset_ins, m.memsets, d.memsets, false);
+    expect_ids(memset_ins, "_memset", b.memset, m.memsets.size());
     drop(memset_ins, m.memsets, d.memsets);
     for (size_t i = 0; i < m.apis.size(); ++i) {
       const ApiFact& a = m.apis[i];
-      api_ins.i64(b.api + static_cast<int64_t>(i)).i64(t).i64(a.pid).i64(a.tid).i64(a.start_ns).i64(a.dur_ns)
+      api_ins.i64(t).i64(a.pid).i64(a.tid).i64(a.start_ns).i64(a.dur_ns)
           .i64(sid(b, a.name_id)).text(m.label(a.kind)).i64(a.correlation_id).i64(a.external_id);
       if (derived) api_ins.i64(at(b.op, d.api_op[i])).i64(iteration_col(d.api_iteration[i]));
       else api_ins.null().null();
       api_ins.run();
     }
+    expect_ids(api_ins, "_api_call", b.api, m.apis.size());
     drop(api_ins, m.apis, d.api_op, d.api_iteration);
     for (size_t i = 0; i < m.ranges.size(); ++i) {
       const RangeFact& r = m.ranges[i];
       int64_t id = b.range + static_cast<int64_t>(i);
-      range_ins.i64(id).i64(t).i64(r.pid).i64(r.tid).i64(r.start_ns).i64(r.dur_ns).i64(sid(b, r.name_id))
+      range_ins.i64(t).i64(r.pid).i64(r.tid).i64(r.start_ns).i64(r.dur_ns).i64(sid(b, r.name_id))
           .text(m.label(r.kind)).text(m.label(r.domain)).i64(r.device_id).i64(r.external_id).i64(r.sequence_number)
           .i64(r.fwd_thread_id).i64(sid(b, r.input_dims_id)).i64(sid(b, r.input_types_id)).i64(sid(b, r.call_stack_id))
           .i64(sid(b, r.module_id));
@@ -401,6 +593,7 @@ struct Writer {
             .i64(a.in_nelems).i64(a.out_nelems).text(a.dtype).i64(a.group_size).text(a.group_ranks).run();
       }
     }
+    expect_ids(range_ins, "_range", b.range, m.ranges.size());
     drop(range_ins, m.ranges, d.range_parent, d.range_depth, d.range_marker);  // collectives stay: bound texts
     for (const auto& f : m.flows)
       flow_ins.i64(t).text(m.label(f.kind)).i64(f.flow_id).i64(f.src_pid).i64(f.src_tid).i64(f.src_ts_ns).i64(f.dst_pid)
@@ -412,10 +605,11 @@ struct Writer {
     for (const auto& c : m.counters) counter_ins.i64(t).i64(c.device_id).i64(c.ts_ns).i64(sid(b, c.name_id)).real(c.value).run();
     for (size_t i = 0; i < m.syncs.size(); ++i) {
       const SyncFact& s = m.syncs[i];
-      sync_ins.i64(b.sync + static_cast<int64_t>(i)).i64(t).i64(s.pid).i64(s.tid).i64(s.device_id).i64(s.stream_id)
+      sync_ins.i64(t).i64(s.pid).i64(s.tid).i64(s.device_id).i64(s.stream_id)
           .i64(s.start_ns).i64(s.dur_ns).text(m.label(s.kind)).i64(s.correlation_id)
           .i64(derived ? iteration_col(d.sync_iteration[i]) : kNone).run();
     }
+    expect_ids(sync_ins, "sync_event", b.sync, m.syncs.size());
     drop(sync_ins, m.syncs, d.sync_iteration);
     host_activity(m, b);
     for (size_t i = 0; i < m.sample_series.size(); ++i) {
@@ -438,19 +632,21 @@ struct Writer {
     const int64_t t = b.trace;
     for (size_t i = 0; i < m.os_calls.size(); ++i) {
       const OsCallFact& o = m.os_calls[i];
-      os_call_ins.i64(b.os_call + static_cast<int64_t>(i)).i64(t).i64(o.pid).i64(o.tid).i64(o.start_ns).i64(o.dur_ns)
+      os_call_ins.i64(t).i64(o.pid).i64(o.tid).i64(o.start_ns).i64(o.dur_ns)
           .i64(sid(b, o.name_id)).i64(o.return_value).i64(o.nesting_level).i64(sid(b, o.caller_id)).run();
     }
+    expect_ids(os_call_ins, "_os_call", b.os_call, m.os_calls.size());
     for (size_t i = 0; i < m.cpu_samples.size(); ++i) {
       const CpuSampleFact& c = m.cpu_samples[i];
       int64_t id = b.cpu_sample + static_cast<int64_t>(i);
       int64_t leaf = c.frame_count > 0 ? sid(b, m.cpu_frames[static_cast<size_t>(c.first_frame)].name_id) : kNone;
-      cpu_sample_ins.i64(id).i64(t).i64(c.pid).i64(c.tid).i64(c.ts_ns).i64(c.cpu).i64(leaf).run();
+      cpu_sample_ins.i64(t).i64(c.pid).i64(c.tid).i64(c.ts_ns).i64(c.cpu).i64(leaf).run();
       for (int32_t d = 0; d < c.frame_count; ++d) {
         const CpuFrameFact& f = m.cpu_frames[static_cast<size_t>(c.first_frame + d)];
         cpu_frame_ins.i64(id).i64(t).i64(int64_t{d}).i64(sid(b, f.name_id)).i64(sid(b, f.module_id)).run();
       }
     }
+    expect_ids(cpu_sample_ins, "_cpu_sample", b.cpu_sample, m.cpu_samples.size());
   }
 
   // The tables derivation fills.
@@ -460,11 +656,12 @@ struct Writer {
     const int64_t t = b.trace;
     for (size_t i = 0; i < d.ops.size(); ++i) {
       const OpFact& op = d.ops[i];
-      op_ins.i64(b.op + static_cast<int64_t>(i)).i64(t).i64(at(b.range, op.range)).i64(op.pid).i64(op.tid).i64(op.start)
+      op_ins.i64(t).i64(at(b.range, op.range)).i64(op.pid).i64(op.tid).i64(op.start)
           .i64(op.dur).i64(sid(b, op.name_id)).text(op.op_type).text(op.pass).i64(at(b.op, op.parent))
           .i64(int64_t{op.depth}).text(std::string_view(op.path)).i64(iteration_col(op.iteration))
           .i64(int64_t{op.tc_eligible ? 1 : 0}).i64(op.gpu_time_ns).i64(op.kernel_count).i64(op.tc_time_ns).run();
     }
+    expect_ids(op_ins, "_op", b.op, d.ops.size());
     drop(op_ins, d.ops);  // op_types stays: op_type texts point into it
     for (size_t k = 0; k < d.iterations.size(); ++k) {
       const auto& it = d.iterations[k];

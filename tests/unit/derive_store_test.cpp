@@ -541,33 +541,44 @@ TEST(DeriveStore, DeviceActivityAndUndescribedDevices) {
   b.expect_breakdown_sums({{-1, 2 * 70}});
 }
 
-// The store writes its large tables 128 rows per INSERT (engine/store/model_io.cpp): 300 kernels
-// and 301 ranges are two full batches and a shorter last one each; every row arrives once, in
-// order, with its own values (start = 10 * i by construction), also when SQLite allows fewer
-// parameters per statement (fewer rows per INSERT, or one: the last row was once inserted twice).
+// The store writes its large tables 1,024 rows per statement step, fed through the proflint_feed
+// virtual table (engine/store/model_io.cpp), and lets SQLite number them: 2,100 kernels and API
+// calls and 2,049 ranges are two full steps and a shorter last one each; every row arrives once,
+// in order, with its own values (start = 10 * i by construction) and the id every reference to it
+// was written with. SQLite's limit on bound parameters no longer matters (no values are bound;
+// once the last row of a batch was inserted twice under a low limit).
 TEST(DeriveStore, BatchedWriteKeepsEveryRowInOrder) {
-  for (int limit : {0, 999, 30}) {  // 0: SQLite's own; 30: one row per INSERT for the wider tables
+  constexpr int64_t kCalls = 2100, kRanges = 2049;
+  for (int limit : {0, 30}) {  // 0: SQLite's own limit on parameters
     SCOPED_TRACE(limit);
     TraceBuilder b;
     if (limit) b.limit_parameters(limit);
-    for (int64_t i = 0; i < 300; ++i) {
+    for (int64_t i = 0; i < kCalls; ++i) {
       b.api(1, 10 * i, 5, i + 1);
       b.kernel(10 * i + 2, 3, i % 2 ? "odd" : "even", i + 1);
     }
-    for (int64_t i = 0; i < 301; ++i) b.range(2, 10 * i, 4, "aten::op" + std::to_string(i));
+    for (int64_t i = 0; i < kRanges; ++i) b.range(2, 10 * i, 4, "aten::op" + std::to_string(i));
     b.derive();
-    EXPECT_EQ(b.num("SELECT COUNT(*) FROM _kernel"), 300);
-    EXPECT_EQ(b.num("SELECT COUNT(*) FROM _kernel WHERE start_ns = 10 * (id - 1) + 2 AND dur_ns = 3"), 300);
-    EXPECT_EQ(b.num("SELECT COUNT(*) FROM kernel k WHERE k.name = CASE (k.id - 1) % 2 WHEN 1 THEN 'odd' ELSE 'even' END"), 300);
-    EXPECT_EQ(b.num("SELECT COUNT(*) FROM _kernel k JOIN _api_call a ON a.id = k.api_call_id WHERE a.correlation_id = k.id"), 300);
-    EXPECT_EQ(b.num("SELECT COUNT(*) FROM range WHERE name = 'aten::op' || ((start_ns / 10)) AND dur_ns = 4"), 301);
+    EXPECT_EQ(b.num("SELECT COUNT(*) FROM _kernel"), kCalls);
+    EXPECT_EQ(b.num("SELECT COUNT(*) FROM _kernel WHERE start_ns = 10 * (id - 1) + 2 AND dur_ns = 3"), kCalls);
+    EXPECT_EQ(b.num("SELECT COUNT(*) FROM kernel k WHERE k.name = CASE (k.id - 1) % 2 WHEN 1 THEN 'odd' ELSE 'even' END"),
+              kCalls);
+    EXPECT_EQ(b.num("SELECT COUNT(*) FROM _kernel k JOIN _api_call a ON a.id = k.api_call_id WHERE a.correlation_id = k.id"),
+              kCalls);
+    EXPECT_EQ(b.num("SELECT COUNT(*) FROM range WHERE name = 'aten::op' || ((start_ns / 10)) AND dur_ns = 4"), kRanges);
     // The launches run on a thread without ranges: one more op gathers them.
-    EXPECT_EQ(b.num("SELECT COUNT(*) FROM op WHERE name LIKE 'aten::op%'"), 301);
+    EXPECT_EQ(b.num("SELECT COUNT(*) FROM op WHERE name LIKE 'aten::op%'"), kRanges);
+    EXPECT_EQ(b.num("SELECT COUNT(*) FROM op o JOIN range r ON r.id = o.range_id WHERE r.name = o.name"), kRanges);
     EXPECT_EQ(b.column("SELECT name FROM op WHERE name NOT LIKE 'aten::op%'"), (Strings{"unassociated:cudaLaunchKernel"}));
-    EXPECT_EQ(b.num("SELECT MAX(id) - MIN(id) + 1 FROM _range"), 301);
+    EXPECT_EQ(b.num("SELECT MAX(id) - MIN(id) + 1 FROM _range"), kRanges);
+    EXPECT_EQ(b.num("SELECT typeof(start_ns) = 'integer' AND typeof(name_id) = 'integer' AND typeof(category) = 'text' "
+                    "AND typeof(grid_x) = 'null' FROM _kernel WHERE id = 1"),
+              1);
     b.rederive({});
-    EXPECT_EQ(b.num("SELECT COUNT(*) FROM _kernel WHERE start_ns = 10 * (id - 1) + 2"), 300);
-    EXPECT_EQ(b.num("SELECT COUNT(*) FROM op"), 302);
+    EXPECT_EQ(b.num("SELECT COUNT(*) FROM _kernel WHERE start_ns = 10 * (id - 1) + 2"), kCalls);
+    EXPECT_EQ(b.num("SELECT COUNT(*) FROM op"), kRanges + 1);
+    // The feed exists only while the store is written: no query (a rule's) can read it later.
+    EXPECT_THROW(b.num("SELECT COUNT(*) FROM proflint_feed"), SQLite::Exception);
   }
 }
 
