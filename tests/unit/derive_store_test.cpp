@@ -541,9 +541,9 @@ TEST(DeriveStore, DeviceActivityAndUndescribedDevices) {
   b.expect_breakdown_sums({{-1, 2 * 70}});
 }
 
-// The store writes its large tables 1,024 rows per statement step, fed through the proflint_feed
+// The store writes its large tables 256 rows per statement step, fed through the proflint_feed
 // virtual table (engine/store/model_io.cpp), and lets SQLite number them: 2,100 kernels and API
-// calls and 2,049 ranges are two full steps and a shorter last one each; every row arrives once,
+// calls and 2,049 ranges are eight full steps and a shorter last one each; every row arrives once,
 // in order, with its own values (start = 10 * i by construction) and the id every reference to it
 // was written with. SQLite's limit on bound parameters no longer matters (no values are bound;
 // once the last row of a batch was inserted twice under a low limit).
