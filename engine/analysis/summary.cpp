@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <future>
+#include <memory>
 
 #include "engine/analysis/host_activity.hpp"
+#include "engine/common/jobs.hpp"
 
 namespace proflint {
 
@@ -263,7 +266,36 @@ void summarize_graphs_compiled(SQLite::Database& db, TraceSummary& s) {
 
 }  // namespace
 
-std::vector<TraceSummary> summarize(Store& store) {
+namespace {
+
+// The iteration restriction of a trace as summarize_device and summarize_tc_eligible take it.
+std::string selected_range(SQLite::Database& db, int64_t trace_id) {
+  SQLite::Statement r(db, "SELECT 1 FROM trace WHERE trace_id = ? AND (iter_start IS NOT NULL OR iter_stop IS NOT NULL)");
+  r.bind(1, trace_id);
+  if (!r.executeStep()) return "";
+  return " AND iteration IN (SELECT iteration FROM iteration WHERE trace_id = " + std::to_string(trace_id) +
+         " AND selected = 1)";
+}
+
+// The parts of a trace's summary that scan the op and source tables (Tensor Core eligibility and
+// the module view: about half of a summary's time), which summarize computes on a second
+// connection while this thread does the rest.
+struct OpParts {
+  TraceSummary tc;  // only its tc_eligible_* fields are filled
+  std::vector<ModuleSummary> modules;
+};
+
+OpParts summarize_op_parts(SQLite::Database& db, int64_t trace_id) {
+  OpParts p;
+  p.tc.trace_id = trace_id;
+  summarize_tc_eligible(db, p.tc, selected_range(db, trace_id));
+  p.modules = summarize_modules(db, trace_id);
+  return p;
+}
+
+}  // namespace
+
+std::vector<TraceSummary> summarize(Store& store, unsigned jobs) {
   auto& db = store.db();
   std::vector<TraceSummary> out;
   SQLite::Statement traces(
@@ -271,6 +303,7 @@ std::vector<TraceSummary> summarize(Store& store) {
       "SELECT trace_id, path, format, format_version, tool_version, framework, vendor, comm_backend, "
       "rank, world_size, COALESCE(end_ns - start_ns, 0), event_count, iteration_source, workload "
       "FROM trace ORDER BY trace_id");
+  std::vector<std::optional<std::string>> sources;
   while (traces.executeStep()) {
     TraceSummary t;
     t.trace_id = traces.getColumn(0).getInt64();
@@ -285,66 +318,94 @@ std::vector<TraceSummary> summarize(Store& store) {
     t.world_size = opt_int(traces, 9);
     t.wall_ns = traces.getColumn(10).getInt64();
     t.event_count = traces.getColumn(11).getInt64();
-    auto source = opt_text(traces, 12);
+    sources.push_back(opt_text(traces, 12));
     t.workload = opt_text(traces, 13);
     out.push_back(std::move(t));
-    auto& s = out.back();
-    s.kernel_count = scalar(db, "SELECT count(*) FROM _kernel WHERE trace_id = ?", s.trace_id);
-    s.memcpy_count = scalar(db, "SELECT count(*) FROM _memcpy WHERE trace_id = ?", s.trace_id);
-    s.memset_count = scalar(db, "SELECT count(*) FROM _memset WHERE trace_id = ?", s.trace_id);
-    s.api_call_count = scalar(db, "SELECT count(*) FROM _api_call WHERE trace_id = ?", s.trace_id);
-    s.op_count = scalar(db, "SELECT count(*) FROM _op WHERE trace_id = ? AND range_id IS NOT NULL", s.trace_id);
-    s.devices_listed = scalar(db, "SELECT count(*) FROM device WHERE trace_id = ?", s.trace_id);
-    s.has_gpu_work = s.kernel_count + s.memcpy_count + s.memset_count > 0;
-    SQLite::Statement devs(
-        db, "SELECT DISTINCT device_id FROM breakdown WHERE trace_id = ? AND device_id >= 0 ORDER BY device_id");
-    devs.bind(1, s.trace_id);
-    std::string range;
-    {
-      SQLite::Statement r(db, "SELECT 1 FROM trace WHERE trace_id = ? AND (iter_start IS NOT NULL OR iter_stop IS NOT NULL)");
-      r.bind(1, s.trace_id);
-      if (r.executeStep())
-        range = " AND iteration IN (SELECT iteration FROM iteration WHERE trace_id = " + std::to_string(s.trace_id) +
-                " AND selected = 1)";
+  }
+  // The op parts of every trace, on a reader of the store beside this thread when there is a core
+  // for it (a store with a single connection, or one job, computes them here, in the same order).
+  std::vector<int64_t> trace_ids;
+  for (const auto& s : out) trace_ids.push_back(s.trace_id);
+  auto op_parts = [&trace_ids](SQLite::Database& on) {
+    std::vector<OpParts> parts;
+    for (int64_t id : trace_ids) parts.push_back(summarize_op_parts(on, id));
+    return parts;
+  };
+  std::future<std::vector<OpParts>> beside;
+  std::unique_ptr<SQLite::Database> reader;
+  if (available_jobs(jobs) > 1 && !out.empty()) {
+    try {
+      reader = store.open_reader();
+      beside = std::async(std::launch::async, [&] { return op_parts(*reader); });
+    } catch (const std::exception&) {  // no second connection or thread: all of it here
+      reader.reset();
     }
-    while (devs.executeStep())
-      s.devices.push_back(summarize_device(db, s.trace_id, devs.getColumn(0).getInt64(), range));
-    {
-      // Listed by the trace (the host's visible GPUs) but ran nothing: reported apart, never
-      // averaged into utilization.
-      SQLite::Statement q(db,
-                          "SELECT device_id FROM device WHERE trace_id = ? AND device_id >= 0 AND "
-                          "COALESCE(has_activity, 0) = 0 ORDER BY device_id");
-      q.bind(1, s.trace_id);
-      std::vector<int64_t> ids;
-      while (q.executeStep()) ids.push_back(q.getColumn(0).getInt64());
-      for (int64_t id : ids) {
-        DeviceSummary d;
-        d.device_id = id;
-        describe_device(db, s.trace_id, d);
-        s.idle_devices.push_back(std::move(d));
+  }
+  try {
+    for (size_t i = 0; i < out.size(); ++i) {
+      auto& s = out[i];
+      s.kernel_count = scalar(db, "SELECT count(*) FROM _kernel WHERE trace_id = ?", s.trace_id);
+      s.memcpy_count = scalar(db, "SELECT count(*) FROM _memcpy WHERE trace_id = ?", s.trace_id);
+      s.memset_count = scalar(db, "SELECT count(*) FROM _memset WHERE trace_id = ?", s.trace_id);
+      s.api_call_count = scalar(db, "SELECT count(*) FROM _api_call WHERE trace_id = ?", s.trace_id);
+      s.op_count = scalar(db, "SELECT count(*) FROM _op WHERE trace_id = ? AND range_id IS NOT NULL", s.trace_id);
+      s.devices_listed = scalar(db, "SELECT count(*) FROM device WHERE trace_id = ?", s.trace_id);
+      s.has_gpu_work = s.kernel_count + s.memcpy_count + s.memset_count > 0;
+      SQLite::Statement devs(
+          db, "SELECT DISTINCT device_id FROM breakdown WHERE trace_id = ? AND device_id >= 0 ORDER BY device_id");
+      devs.bind(1, s.trace_id);
+      std::string range = selected_range(db, s.trace_id);
+      while (devs.executeStep())
+        s.devices.push_back(summarize_device(db, s.trace_id, devs.getColumn(0).getInt64(), range));
+      {
+        // Listed by the trace (the host's visible GPUs) but ran nothing: reported apart, never
+        // averaged into utilization.
+        SQLite::Statement q(db,
+                            "SELECT device_id FROM device WHERE trace_id = ? AND device_id >= 0 AND "
+                            "COALESCE(has_activity, 0) = 0 ORDER BY device_id");
+        q.bind(1, s.trace_id);
+        std::vector<int64_t> ids;
+        while (q.executeStep()) ids.push_back(q.getColumn(0).getInt64());
+        for (int64_t id : ids) {
+          DeviceSummary d;
+          d.device_id = id;
+          describe_device(db, s.trace_id, d);
+          s.idle_devices.push_back(std::move(d));
+        }
       }
+      s.iterations = summarize_iterations(db, s.trace_id, sources[i]);
+      bool first = true;
+      for (const auto& d : s.devices) {
+        s.startup_ns = first ? d.startup_ns : std::min(s.startup_ns, d.startup_ns);
+        first = false;
+      }
+      s.steady_wall_ns = std::max<int64_t>(0, s.wall_ns - s.startup_ns);
+      s.system_view = summarize_samples(db, s.trace_id);
+      SQLite::Statement issues(db,
+                               "SELECT kind, count, COALESCE(example,''), COALESCE(location,'') FROM import_issue "
+                               "WHERE trace_id = ? ORDER BY count DESC, kind");
+      issues.bind(1, s.trace_id);
+      while (issues.executeStep()) {
+        s.issues.push_back({issues.getColumn(0).getString(), issues.getColumn(2).getString(),
+                            issues.getColumn(3).getString(), issues.getColumn(1).getInt64()});
+      }
+      summarize_graphs_compiled(db, s);
+      s.host_activity = summarize_host_activity(db, s);
     }
-    summarize_tc_eligible(db, s, range);
-    s.iterations = summarize_iterations(db, s.trace_id, source);
-    bool first = true;
-    for (const auto& d : s.devices) {
-      s.startup_ns = first ? d.startup_ns : std::min(s.startup_ns, d.startup_ns);
-      first = false;
-    }
-    s.steady_wall_ns = std::max<int64_t>(0, s.wall_ns - s.startup_ns);
-    s.system_view = summarize_samples(db, s.trace_id);
-    SQLite::Statement issues(db,
-                             "SELECT kind, count, COALESCE(example,''), COALESCE(location,'') FROM import_issue "
-                             "WHERE trace_id = ? ORDER BY count DESC, kind");
-    issues.bind(1, s.trace_id);
-    while (issues.executeStep()) {
-      s.issues.push_back({issues.getColumn(0).getString(), issues.getColumn(2).getString(),
-                          issues.getColumn(3).getString(), issues.getColumn(1).getInt64()});
-    }
-    s.modules = summarize_modules(db, s.trace_id);
-    summarize_graphs_compiled(db, s);
-    s.host_activity = summarize_host_activity(db, s);
+  } catch (...) {
+    if (beside.valid()) beside.wait();  // it reads the reader connection: let it finish first
+    throw;
+  }
+  std::vector<OpParts> parts = beside.valid() ? beside.get() : op_parts(db);
+  for (size_t i = 0; i < out.size(); ++i) {
+    TraceSummary& s = out[i];
+    const TraceSummary& tc = parts[i].tc;
+    s.tc_eligible_ops = tc.tc_eligible_ops;
+    s.tc_eligible_ops_no_tc = tc.tc_eligible_ops_no_tc;
+    s.tc_eligible_gpu_ns = tc.tc_eligible_gpu_ns;
+    s.tc_eligible_tc_ns = tc.tc_eligible_tc_ns;
+    s.tc_eligible_no_tc_gpu_ns = tc.tc_eligible_no_tc_gpu_ns;
+    s.modules = std::move(parts[i].modules);
   }
   return out;
 }

@@ -176,7 +176,9 @@ std::vector<ModuleSummary> summarize_modules(SQLite::Database& db, int64_t trace
 std::string op_node_name(const std::string& path, const std::string& iteration_name);
 std::string op_node_key(const std::string& node_name, const std::string& pass, const std::string& op_type);
 
-// One summary per trace in the store, in trace_id order.
-std::vector<TraceSummary> summarize(Store& store);
+// One summary per trace in the store, in trace_id order. With more than one job (available_jobs),
+// the op-table parts (Tensor Core eligibility, modules) are computed on a second connection of
+// the store beside the rest; the result is the same.
+std::vector<TraceSummary> summarize(Store& store, unsigned jobs = 0);
 
 }  // namespace proflint

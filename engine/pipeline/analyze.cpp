@@ -128,7 +128,7 @@ AnalysisResult run_analysis(Store& store, const AnalysisOptions& options, const 
   }
   check_configured_ids(options, detectors, rule_ids, rules_complete, result.notes);
   StageClock summary_clock;
-  result.summaries = summarize(store);
+  result.summaries = summarize(store, options.jobs);
   summary_clock.report("summary");
   Facts facts(store, result.summaries);
   // First, in order and on this thread, decide what runs (options, needs, configuration errors);

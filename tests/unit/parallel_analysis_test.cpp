@@ -6,6 +6,8 @@
 #include "engine/lua/rules.hpp"
 #include "engine/pipeline/analyze.hpp"
 #include "engine/pipeline/load.hpp"
+#include "engine/analysis/summary.hpp"
+#include "engine/report/summary_report.hpp"
 #include "tests/support/all_checks.hpp"
 #include "tests/support/realdata.hpp"
 
@@ -55,4 +57,32 @@ TEST(ParallelAnalysis, FixtureWithSeveralTracesMatchesOneThread) {
   auto one = analyze(store, 1);
   EXPECT_EQ(one.summaries.size(), 2u);
   EXPECT_EQ(rendered(analyze(store, 4)), rendered(one));
+}
+
+// The summary computes its op-table parts (Tensor Core eligibility, the module view) on a second
+// connection of the store when it may use two jobs: the same summaries as one thread gives, for
+// several traces, one of them with modules (slow_module_with_modules: 13 module paths).
+TEST(ParallelAnalysis, SummaryOnTwoConnectionsMatchesOneThread) {
+  auto dir = proflint::testing::source_dir() / "fixtures";
+  Store store = load_inputs({(dir / "sample_train.json.gz").string(), (dir / "sample_amp.json.gz").string(),
+                             (dir / "slow_module_with_modules.json.gz").string()},
+                            LoadOptions{});
+  auto one = summarize(store, 1);
+  ASSERT_EQ(one.size(), 3u);
+  EXPECT_EQ(one[2].modules.size(), 13u);
+  EXPECT_GT(one[0].tc_eligible_ops + one[1].tc_eligible_ops + one[2].tc_eligible_ops, 0);
+  for (unsigned jobs : {2u, 4u}) {
+    auto many = summarize(store, jobs);
+    ASSERT_EQ(many.size(), one.size());
+    EXPECT_EQ(render_summary_text(many, false), render_summary_text(one, false)) << jobs << " jobs";
+    for (size_t t = 0; t < one.size(); ++t) {
+      EXPECT_EQ(many[t].tc_eligible_ops, one[t].tc_eligible_ops);
+      EXPECT_EQ(many[t].tc_eligible_no_tc_gpu_ns, one[t].tc_eligible_no_tc_gpu_ns);
+      ASSERT_EQ(many[t].modules.size(), one[t].modules.size());
+      for (size_t m = 0; m < one[t].modules.size(); ++m) {
+        EXPECT_EQ(many[t].modules[m].path, one[t].modules[m].path);
+        EXPECT_EQ(many[t].modules[m].gpu_time_ns, one[t].modules[m].gpu_time_ns);
+      }
+    }
+  }
 }
