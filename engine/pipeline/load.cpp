@@ -452,7 +452,7 @@ void derive_all(Store& store, const DeriveOptions& options, bool force) {
         "DROP INDEX IF EXISTS range_by_thread; DROP INDEX IF EXISTS range_by_name; DROP INDEX IF EXISTS kernel_by_op; "
         "DROP INDEX IF EXISTS op_by_range; DROP INDEX IF EXISTS op_by_name; DROP INDEX IF EXISTS sample_point_by_series;");
     clear_store(store);
-    write_models(store, all, &jobs);
+    write_models(store, all, &jobs, /*release=*/true);  // the models go with this scope anyway
     clock.lap("write");
   }
   store.create_indexes();
