@@ -87,6 +87,35 @@ TEST(DeriveIntervals, PrioritySweepSumsExactlyOverManyRandomWindows) {
   }
 }
 
+// The sweep merges each category's intervals before sweeping (intervals.hpp); the owner of every
+// instant must still be the definition's: the lowest category with an interval covering it, else
+// idle. Checked instant by instant against that definition on small random intervals (nested,
+// touching and equal ones included), built both ways.
+TEST(DeriveIntervals, PrioritySweepMatchesTheOwnerOfEveryInstant) {
+  uint64_t x = 777;
+  auto next = [&] { x = x * 6364136223846793005ULL + 1442695040888963407ULL; return static_cast<int64_t>(x >> 40); };
+  for (int round = 0; round < 20; ++round) {
+    std::vector<CategorizedInterval> v;
+    PrioritySweep::Builder b(4);
+    for (int i = 0; i < 60; ++i) {
+      int64_t s = next() % 200, len = next() % 30 - 3;  // some empty or inverted
+      int category = static_cast<int>(next() % 5) - (round % 2);  // some outside [0, 4)
+      v.push_back({s, s + len, category});
+      b.add(s, s + len, category);
+    }
+    PrioritySweep from_list(v, 4, 4);
+    PrioritySweep built(std::move(b), 4);
+    for (int64_t t = -5; t < 240; ++t) {
+      int want = 4;
+      for (const auto& i : v)
+        if (i.category >= 0 && i.category < 4 && i.start <= t && t < i.end) want = std::min(want, i.category);
+      auto got = from_list.totals({t, t + 1});
+      EXPECT_EQ(got[static_cast<size_t>(want)], 1) << "round " << round << " t " << t;
+      EXPECT_EQ(built.totals({t, t + 1}), got) << "round " << round << " t " << t;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace proflint
 
