@@ -102,9 +102,16 @@ class PrioritySweep {
    public:
     explicit Builder(int category_count) : by_category_(static_cast<size_t>(std::max(category_count, 0))) {}
     // Empty or inverted intervals and categories outside [0, category_count) are ignored.
+    // One that overlaps or touches the category's last interval joins it (the union stays the
+    // same): intervals added in time order (kernels, a thread's nested ranges) take little room.
     void add(int64_t start, int64_t end, int category) {
       if (end <= start || category < 0 || static_cast<size_t>(category) >= by_category_.size()) return;
-      by_category_[static_cast<size_t>(category)].push_back({start, end});
+      auto& list = by_category_[static_cast<size_t>(category)];
+      if (!list.empty() && start <= list.back().end && end >= list.back().start) {
+        list.back() = {std::min(start, list.back().start), std::max(end, list.back().end)};
+        return;
+      }
+      list.push_back({start, end});
     }
 
    private:
