@@ -150,16 +150,13 @@ class PrioritySweep {
   }
 
  private:
-  // Each category's intervals become their sorted union (in place, the list given back), then
-  // the union's edges are swept in time order.
+  // Each category's intervals become their sorted union (in place), then the unions are walked
+  // side by side in time order: at each boundary the lowest category inside one of its spans owns
+  // the time up to the next boundary. No list of edges beside the unions.
   void sweep(Builder& b) {
-    struct Edge {
-      int64_t t;
-      int category;
-      int delta;
-    };
+    auto& lists = b.by_category_;
     size_t spans = 0;
-    for (auto& list : b.by_category_) {
+    for (auto& list : lists) {
       std::sort(list.begin(), list.end(), [](const Interval& x, const Interval& y) { return x.start < y.start; });
       size_t out = 0;
       for (const auto& i : list) {
@@ -170,31 +167,37 @@ class PrioritySweep {
         }
       }
       list.resize(out);
-      list.shrink_to_fit();
       spans += out;
     }
-    std::vector<Edge> edges;
-    edges.reserve(spans * 2);
-    for (size_t c = 0; c < b.by_category_.size(); ++c) {
-      for (const auto& i : b.by_category_[c]) {
-        edges.push_back({i.start, static_cast<int>(c), +1});
-        edges.push_back({i.end, static_cast<int>(c), -1});
+    starts_.reserve(2 * spans);
+    owners_.reserve(2 * spans);
+    const size_t n = lists.size();
+    std::vector<size_t> next(n, 0);  // per category: the span now open or the next one
+    std::vector<bool> inside(n, false);
+    for (;;) {
+      int64_t t = INT64_MAX;
+      bool any = false;
+      for (size_t c = 0; c < n; ++c) {
+        if (next[c] >= lists[c].size()) continue;
+        const Interval& span = lists[c][next[c]];
+        t = std::min(t, inside[c] ? span.end : span.start);
+        any = true;
       }
-      std::vector<Interval>().swap(b.by_category_[c]);
-    }
-    std::sort(edges.begin(), edges.end(), [](const Edge& x, const Edge& y) { return x.t < y.t; });
-    std::vector<int64_t> active(static_cast<size_t>(category_count_), 0);
-    size_t k = 0;
-    while (k < edges.size()) {
-      int64_t t = edges[k].t;
-      for (; k < edges.size() && edges[k].t == t; ++k) active[static_cast<size_t>(edges[k].category)] += edges[k].delta;
-      int top = idle_;
-      for (int c = 0; c < category_count_; ++c) {
-        if (active[static_cast<size_t>(c)] > 0) {
-          top = c;
-          break;
+      if (!any) break;
+      int top = -1;
+      for (size_t c = 0; c < n; ++c) {
+        if (next[c] < lists[c].size()) {
+          const Interval& span = lists[c][next[c]];
+          if (inside[c] && span.end == t) {
+            inside[c] = false;
+            ++next[c];  // spans of a union do not touch: the next one starts after t
+          } else if (!inside[c] && span.start == t) {
+            inside[c] = true;
+          }
         }
+        if (inside[c] && top < 0) top = static_cast<int>(c);
       }
+      if (top < 0) top = idle_;
       if (starts_.empty() || owners_.back() != top) {
         starts_.push_back(t);
         owners_.push_back(top);
