@@ -90,40 +90,45 @@ struct CategorizedInterval {
 // (lowest-numbered) category active there, or by `idle_category` where nothing is active. Built
 // once in O(n log n); `totals(window)` then answers any window in O(log n + segments inside), and
 // the returned per-category times always add up to exactly the window length.
+//
+// Which category owns an instant depends only on the union of each category's intervals, so the
+// intervals are kept per category without their tag and merged before the sweep: a busy device's
+// nested CPU ranges and back-to-back kernels shrink to a few spans, and the sweep's edges are
+// made from those. Built with a Builder, the intervals need not be collected in a list first (the
+// breakdown of a million-event trace held the list and the edges at once: its peak memory).
 class PrioritySweep {
  public:
+  class Builder {
+   public:
+    explicit Builder(int category_count) : by_category_(static_cast<size_t>(std::max(category_count, 0))) {}
+    // Empty or inverted intervals and categories outside [0, category_count) are ignored.
+    // One that overlaps or touches the category's last interval joins it (the union stays the
+    // same): intervals added in time order (kernels, a thread's nested ranges) take little room.
+    void add(int64_t start, int64_t end, int category) {
+      if (end <= start || category < 0 || static_cast<size_t>(category) >= by_category_.size()) return;
+      auto& list = by_category_[static_cast<size_t>(category)];
+      if (!list.empty() && start <= list.back().end && end >= list.back().start) {
+        list.back() = {std::min(start, list.back().start), std::max(end, list.back().end)};
+        return;
+      }
+      list.push_back({start, end});
+    }
+
+   private:
+    friend class PrioritySweep;
+    std::vector<std::vector<Interval>> by_category_;
+  };
+
+  PrioritySweep(Builder&& intervals, int idle_category)
+      : category_count_(static_cast<int>(intervals.by_category_.size())), idle_(idle_category) {
+    sweep(intervals);
+  }
+
   PrioritySweep(const std::vector<CategorizedInterval>& intervals, int category_count, int idle_category)
       : category_count_(category_count), idle_(idle_category) {
-    struct Edge {
-      int64_t t;
-      int category;
-      int delta;
-    };
-    std::vector<Edge> edges;
-    edges.reserve(intervals.size() * 2);
-    for (const auto& i : intervals) {
-      if (i.end <= i.start || i.category < 0 || i.category >= category_count) continue;
-      edges.push_back({i.start, i.category, +1});
-      edges.push_back({i.end, i.category, -1});
-    }
-    std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.t < b.t; });
-    std::vector<int64_t> active(static_cast<size_t>(category_count), 0);
-    size_t k = 0;
-    while (k < edges.size()) {
-      int64_t t = edges[k].t;
-      for (; k < edges.size() && edges[k].t == t; ++k) active[static_cast<size_t>(edges[k].category)] += edges[k].delta;
-      int top = idle_;
-      for (int c = 0; c < category_count; ++c) {
-        if (active[static_cast<size_t>(c)] > 0) {
-          top = c;
-          break;
-        }
-      }
-      if (starts_.empty() || owners_.back() != top) {
-        starts_.push_back(t);
-        owners_.push_back(top);
-      }
-    }
+    Builder b(category_count);
+    for (const auto& i : intervals) b.add(i.start, i.end, i.category);
+    sweep(b);
   }
 
   // Time per category (indexed by category) inside [window.start, window.end).
@@ -145,6 +150,61 @@ class PrioritySweep {
   }
 
  private:
+  // Each category's intervals become their sorted union (in place), then the unions are walked
+  // side by side in time order: at each boundary the lowest category inside one of its spans owns
+  // the time up to the next boundary. No list of edges beside the unions.
+  void sweep(Builder& b) {
+    auto& lists = b.by_category_;
+    size_t spans = 0;
+    for (auto& list : lists) {
+      std::sort(list.begin(), list.end(), [](const Interval& x, const Interval& y) { return x.start < y.start; });
+      size_t out = 0;
+      for (const auto& i : list) {
+        if (out > 0 && i.start <= list[out - 1].end) {
+          list[out - 1].end = std::max(list[out - 1].end, i.end);
+        } else {
+          list[out++] = i;
+        }
+      }
+      list.resize(out);
+      spans += out;
+    }
+    starts_.reserve(2 * spans);
+    owners_.reserve(2 * spans);
+    const size_t n = lists.size();
+    std::vector<size_t> next(n, 0);  // per category: the span now open or the next one
+    std::vector<bool> inside(n, false);
+    for (;;) {
+      int64_t t = INT64_MAX;
+      bool any = false;
+      for (size_t c = 0; c < n; ++c) {
+        if (next[c] >= lists[c].size()) continue;
+        const Interval& span = lists[c][next[c]];
+        t = std::min(t, inside[c] ? span.end : span.start);
+        any = true;
+      }
+      if (!any) break;
+      int top = -1;
+      for (size_t c = 0; c < n; ++c) {
+        if (next[c] < lists[c].size()) {
+          const Interval& span = lists[c][next[c]];
+          if (inside[c] && span.end == t) {
+            inside[c] = false;
+            ++next[c];  // spans of a union do not touch: the next one starts after t
+          } else if (!inside[c] && span.start == t) {
+            inside[c] = true;
+          }
+        }
+        if (inside[c] && top < 0) top = static_cast<int>(c);
+      }
+      if (top < 0) top = idle_;
+      if (starts_.empty() || owners_.back() != top) {
+        starts_.push_back(t);
+        owners_.push_back(top);
+      }
+    }
+  }
+
   int category_count_;
   int idle_;
   std::vector<int64_t> starts_;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "engine/derive/startup.hpp"
 
@@ -55,23 +56,23 @@ std::vector<BreakdownRow> compute_breakdown(const TraceData& t) {
 
   std::vector<BreakdownRow> rows;
   for (int64_t device : devices) {
-    std::vector<CategorizedInterval> intervals;
+    PrioritySweep::Builder intervals(kIdle);
     std::set<int64_t> host_pids;
     for (const auto& g : t.gpu) {
       if (device_of(g) != device) continue;
-      intervals.push_back({g.start, g.end, gpu_category(g)});
+      intervals.add(g.start, g.end, gpu_category(g));
       if (g.api >= 0) host_pids.insert(t.apis[static_cast<size_t>(g.api)].pid);
     }
     // Host activity of the processes that drove this device (all processes when unknown).
     auto host = [&](int64_t pid) { return host_pids.empty() || pid == kNone || host_pids.contains(pid); };
     for (const auto& a : t.apis)
-      if (host(a.pid)) intervals.push_back({a.start, a.end, kRuntime});
+      if (host(a.pid)) intervals.add(a.start, a.end, kRuntime);
     for (const auto& r : t.ranges) {
       if (!host(r.pid)) continue;
-      if (r.marker == MarkerKind::dataloader) intervals.push_back({r.start, r.end, kDataloader});
-      else if (counts_as_cpu(r)) intervals.push_back({r.start, r.end, kCpu});
+      if (r.marker == MarkerKind::dataloader) intervals.add(r.start, r.end, kDataloader);
+      else if (counts_as_cpu(r)) intervals.add(r.start, r.end, kCpu);
     }
-    PrioritySweep sweep(intervals, kIdle, kIdle);
+    PrioritySweep sweep(std::move(intervals), kIdle);
     for (const auto& [iteration, window] : windows) {
       auto totals = sweep.totals(window);
       for (size_t c = 0; c < kBreakdownCategories.size(); ++c)

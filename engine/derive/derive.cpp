@@ -254,27 +254,7 @@ void keep_results(TraceData& t, std::vector<BreakdownRow>& breakdown, TraceModel
   release(t.apis);
   d.sync_iteration.assign(m.syncs.size(), -1);
   for (const auto& s : t.syncs) d.sync_iteration[static_cast<size_t>(s.id)] = s.iteration;
-  d.ops.reserve(t.ops.size());
-  for (auto& op : t.ops) {
-    OpFact f;
-    f.range = op.range;  // already the range's model position (above)
-    f.name_id = op.name_id;
-    f.op_type = op.op_type;
-    f.pass = op.pass;
-    f.parent = op.parent;
-    f.depth = op.depth;
-    f.path = std::move(op.path);
-    f.iteration = op.iteration;
-    f.tc_eligible = op.tc_eligible;
-    f.gpu_time_ns = op.gpu_time_ns;
-    f.kernel_count = op.kernel_count;
-    f.tc_time_ns = op.tc_time_ns;
-    f.pid = op.pid;
-    f.tid = op.tid;
-    f.start = op.start;
-    f.dur = op.dur;
-    d.ops.push_back(std::move(f));
-  }
+  d.ops = std::move(t.ops);  // op.range is already the range's model position (above)
   d.op_types = std::move(t.op_type_of_name);  // the nodes move with the map: op_type views stay valid
   for (size_t k = 0; k < t.iterations.size(); ++k) {
     auto& it = t.iterations[k];

@@ -81,24 +81,11 @@ struct SyncRec {
   int32_t iteration = -1;
 };
 
-struct OpRec {
-  int64_t id = 0;            // database id assigned before writing
-  int64_t range = -1;        // index into ranges; -1 for unassociated ops
-  int64_t name_id = 0;       // may be a provisional (negative) id, see TraceData::intern
-  std::string_view op_type;  // static text or TraceData::op_type_of_name
-  std::string_view pass;
-  int64_t parent = -1;  // index into ops
-  int32_t depth = 0;
-  std::string path;
-  int32_t iteration = -1;
-  // Tensor Core eligibility is counted once per eligible sub-tree: tc_eligible is set only on the
-  // outermost eligible op (aten::conv2d, not also its convolution/_convolution/cudnn_convolution
-  // children), and tc_root is that op for every op inside the sub-tree (-1 outside any).
-  bool tc_eligible = false;
-  int64_t tc_root = -1;  // index into ops
-  int64_t gpu_time_ns = 0, kernel_count = 0, tc_time_ns = 0;
-  int64_t pid = kNone, tid = kNone, start = kNone, dur = kNone;
-};
+// Ops are built as the model's rows (engine/model/model.hpp): keep_results moves the list into
+// DerivedFacts instead of copying 470k rows beside it (x20 tiled trace). Until then `range` is an
+// index into TraceData::ranges (-1 for unassociated ops), `parent` and `tc_root` indexes into
+// TraceData::ops, and op_type static text or a view into TraceData::op_type_of_name.
+using OpRec = OpFact;
 
 // Where start-up ends and steady state begins on one device (see startup.hpp).
 struct SteadyState {

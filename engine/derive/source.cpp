@@ -45,6 +45,11 @@ std::string_view top_level_package(std::string_view file) {
 
 enum class FrameKind : uint8_t { user, library, module, other };
 
+// A position in the per-range and per-op lists below (-1: none). 32 bits: these lists, one entry
+// per range or op, are held at derivation's peak (half the memory of int64 entries), and 2^31
+// ranges would take hundreds of GiB before derivation started.
+using Pos = int32_t;
+
 struct FrameInfo {
   FrameKind kind = FrameKind::other;
   int64_t file_id = kNone, line = kNone, function_id = kNone;
@@ -157,23 +162,30 @@ namespace {
 // backward node launches its kernels from). Sequence numbers count per thread, so a number found
 // as forward op on several threads is taken from a thread other than the backward op's own, and
 // left alone if still ambiguous; the forward op must have started before the backward op.
-void attribute_backward_ops(TraceData& t, std::vector<int64_t>& src_at) {
+void attribute_backward_ops(TraceData& t, std::vector<Pos>& src_at) {
   const auto& ranges = t.ranges;
   auto range_of = [&](size_t o) -> const RangeRec* {
     int64_t r = t.ops[o].range;
     return r >= 0 && static_cast<size_t>(r) < ranges.size() ? &ranges[static_cast<size_t>(r)] : nullptr;
   };
   auto is_backward = [&](const RangeRec& r) { return r.backward_name; };
-  // Forward ops by (pid, sequence number), in op order.
-  std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> forward;
+  // Forward ops by (pid, sequence number), in op order: one sorted list (a map of lists held a
+  // node and a list per number, ~20 MiB on the x20 tiled trace at derivation's peak).
+  struct ForwardOp {
+    int64_t pid, sequence_number;
+    size_t op;
+    auto key() const { return std::tie(pid, sequence_number, op); }
+  };
+  std::vector<ForwardOp> forward;
   bool any_backward = false;
   for (size_t o = 0; o < t.ops.size(); ++o) {
     const RangeRec* r = range_of(o);
     if (!r || r->sequence_number == kNone || r->sequence_number < 0) continue;
     if (is_backward(*r)) any_backward = true;
-    else forward[{r->pid, r->sequence_number}].push_back(o);
+    else forward.push_back({r->pid, r->sequence_number, o});
   }
   if (!any_backward || forward.empty()) return;
+  std::sort(forward.begin(), forward.end(), [](const ForwardOp& x, const ForwardOp& y) { return x.key() < y.key(); });
 
   auto has_place = [&](size_t o) {
     int64_t k = src_at[o];
@@ -181,20 +193,23 @@ void attribute_backward_ops(TraceData& t, std::vector<int64_t>& src_at) {
   };
   auto forward_of = [&](size_t b) -> int64_t {
     const RangeRec& br = *range_of(b);
-    auto it = forward.find({br.pid, br.sequence_number});
-    if (it == forward.end()) return -1;
+    auto [first, last] = std::equal_range(forward.begin(), forward.end(), ForwardOp{br.pid, br.sequence_number, 0},
+                                          [](const ForwardOp& x, const ForwardOp& y) {
+                                            return std::tie(x.pid, x.sequence_number) < std::tie(y.pid, y.sequence_number);
+                                          });
+    if (first == last) return -1;
     const OpRec& bop = t.ops[b];
-    const std::vector<size_t>& cands = it->second;
     auto inside_another = [&](size_t f) {
       for (int64_t p = t.ops[f].parent, guard = 0; p >= 0 && guard < 4096; p = t.ops[static_cast<size_t>(p)].parent, ++guard)
-        if (std::find(cands.begin(), cands.end(), static_cast<size_t>(p)) != cands.end()) return true;
+        if (std::any_of(first, last, [&](const ForwardOp& c) { return c.op == static_cast<size_t>(p); })) return true;
       return false;
     };
     // Per thread, the last outermost candidate that started before the backward op. An op records
     // the number its thread's next autograd node will get, so ops that made no node before it
     // (aten::broadcast_tensors before aten::mse_loss) carry it too; the node's maker is the last.
     std::map<int64_t, size_t> best;  // tid -> op
-    for (size_t f : cands) {
+    for (auto c = first; c != last; ++c) {
+      size_t f = c->op;
       const OpRec& fop = t.ops[f];
       if (fop.start != kNone && bop.start != kNone && fop.start > bop.start) continue;
       if (inside_another(f)) continue;
@@ -206,7 +221,7 @@ void attribute_backward_ops(TraceData& t, std::vector<int64_t>& src_at) {
     return static_cast<int64_t>(best.begin()->second);
   };
 
-  std::vector<int64_t> forward_op(t.ops.size(), -1);  // op -> the forward op whose place it took
+  std::vector<Pos> forward_op(t.ops.size(), -1);  // op -> the forward op whose place it took
   for (size_t o = 0; o < t.ops.size(); ++o) {
     if (has_place(o)) continue;
     const RangeRec* r = range_of(o);
@@ -218,7 +233,7 @@ void attribute_backward_ops(TraceData& t, std::vector<int64_t>& src_at) {
       if (p >= 0 && static_cast<size_t>(p) < o) f = forward_op[static_cast<size_t>(p)];
     }
     if (f < 0) continue;
-    forward_op[o] = f;
+    forward_op[o] = static_cast<Pos>(f);
     SourceFact s = t.sources[static_cast<size_t>(src_at[static_cast<size_t>(f)])];
     s.op = static_cast<int64_t>(o);
     s.api = s.range = -1;
@@ -227,10 +242,22 @@ void attribute_backward_ops(TraceData& t, std::vector<int64_t>& src_at) {
     if (src_at[o] >= 0) {
       t.sources[static_cast<size_t>(src_at[o])] = s;
     } else {
-      src_at[o] = static_cast<int64_t>(t.sources.size());
+      src_at[o] = static_cast<Pos>(t.sources.size());
       t.sources.push_back(s);
     }
   }
+}
+
+// The most rows attribute_sources can give: one per op (attribute_backward_ops replaces an op's
+// row or adds its only one), one per DataLoader fetch range and, with Python frames, one per API
+// call outside any op. Reserved up front: grown by doubling, the vector (430k rows of 88 bytes on
+// the x20 tiled trace) was copied at each step, the old and new blocks both resident.
+size_t source_rows_bound(const TraceData& t, bool any_python) {
+  size_t bound = t.ops.size();
+  for (const auto& r : t.ranges) bound += r.marker == MarkerKind::dataloader ? 1 : 0;
+  if (any_python)
+    for (const auto& a : t.apis) bound += a.op < 0 ? 1 : 0;
+  return bound;
 }
 
 }  // namespace
@@ -271,7 +298,7 @@ void attribute_sources(TraceData& t) {
 
   // Innermost python_function range, user frame and nn.Module range at or above each range.
   // Ranges are sorted so that a parent precedes its children.
-  std::vector<int64_t> py(n, -1), user(n, -1), module(n, -1);
+  std::vector<Pos> py(n, -1), user(n, -1), module(n, -1);
   for (size_t i = 0; i < n; ++i) {
     const auto& r = ranges[i];
     if (r.parent >= 0) {
@@ -281,10 +308,10 @@ void attribute_sources(TraceData& t) {
       module[i] = module[p];
     }
     if (r.kind != RangeKind::python_function) continue;
-    py[i] = static_cast<int64_t>(i);
+    py[i] = static_cast<Pos>(i);
     const FrameInfo& f = frame_info(t.text(r.name_id), r.name_id);
-    if (f.kind == FrameKind::user) user[i] = static_cast<int64_t>(i);
-    if (f.kind == FrameKind::module) module[i] = static_cast<int64_t>(i);
+    if (f.kind == FrameKind::user) user[i] = static_cast<Pos>(i);
+    if (f.kind == FrameKind::module) module[i] = static_cast<Pos>(i);
   }
 
   std::unordered_map<int64_t, int64_t> module_path_of;  // module range -> string id of its path
@@ -369,17 +396,18 @@ void attribute_sources(TraceData& t) {
   };
 
   // Ops: the python_function frames around them, else the nearest 'Call stack' / 'Module Hierarchy'.
-  std::vector<int64_t> stack_range(n, -1), hierarchy_range(n, -1);
+  std::vector<Pos> stack_range(n, -1), hierarchy_range(n, -1);
   for (size_t i = 0; i < n; ++i) {
     const auto& r = ranges[i];
     if (r.parent >= 0) {
       stack_range[i] = stack_range[static_cast<size_t>(r.parent)];
       hierarchy_range[i] = hierarchy_range[static_cast<size_t>(r.parent)];
     }
-    if (r.call_stack_id != kNone && !t.text(r.call_stack_id).empty()) stack_range[i] = static_cast<int64_t>(i);
-    if (r.module_id != kNone && !t.text(r.module_id).empty()) hierarchy_range[i] = static_cast<int64_t>(i);
+    if (r.call_stack_id != kNone && !t.text(r.call_stack_id).empty()) stack_range[i] = static_cast<Pos>(i);
+    if (r.module_id != kNone && !t.text(r.module_id).empty()) hierarchy_range[i] = static_cast<Pos>(i);
   }
-  std::vector<int64_t> src_at(t.ops.size(), -1);  // op -> its row in t.sources
+  t.sources.reserve(source_rows_bound(t, any_python));
+  std::vector<Pos> src_at(t.ops.size(), -1);  // op -> its row in t.sources
   for (size_t o = 0; o < t.ops.size(); ++o) {
     int64_t ri = t.ops[o].range;
     if (ri < 0) continue;
@@ -401,7 +429,7 @@ void attribute_sources(TraceData& t) {
     } else {
       continue;
     }
-    src_at[o] = static_cast<int64_t>(t.sources.size());
+    src_at[o] = static_cast<Pos>(t.sources.size());
     t.sources.push_back(s);
   }
   attribute_backward_ops(t, src_at);

@@ -161,7 +161,12 @@ struct OpFact {
   int32_t depth = 0;
   std::string path;
   int32_t iteration = -1;
+  // Tensor Core eligibility is counted once per eligible sub-tree: tc_eligible is set only on the
+  // outermost eligible op (aten::conv2d, not also its convolution/_convolution/cudnn_convolution
+  // children), and tc_root is that op for every op inside the sub-tree (-1 outside any; position
+  // in ops, what GpuLinks::tc_op gives a kernel).
   bool tc_eligible = false;
+  int64_t tc_root = -1;
   int64_t gpu_time_ns = 0, kernel_count = 0, tc_time_ns = 0;
   int64_t pid = kNone, tid = kNone, start = kNone, dur = kNone;
 };

@@ -25,6 +25,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/common/jobs.hpp"
+#include "engine/common/memory.hpp"
 #include "engine/common/timing.hpp"
 #include "engine/common/sqlite_file.hpp"
 #include "engine/derive/derive_trace.hpp"
@@ -344,6 +345,7 @@ void require_regular_file(const std::string& path) {
 Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& options) {
   if (paths.empty()) throw Error("no input profile given");
   for (const auto& path : paths) require_regular_file(path);
+  return_large_blocks_when_freed();
   if (paths.size() == 1 && Store::is_store_file(paths[0])) {
     check_sqlite_header(paths[0], /*copied_for_writing=*/true);
     try {

@@ -14,6 +14,9 @@
 #include "engine/analysis/facts.hpp"
 #include "engine/analysis/source_sites.hpp"
 #include "engine/analysis/summary.hpp"
+#include "engine/derive/correlation.hpp"
+#include "engine/derive/model.hpp"
+#include "engine/derive/ops.hpp"
 #include "engine/derive/source.hpp"
 #include "engine/import/nsys/nsys_decode.hpp"
 #include "engine/pipeline/load.hpp"
@@ -323,6 +326,58 @@ TEST(SourceDerive, BackwardOpsTakeTheirForwardOpsPlace) {
   EXPECT_EQ(top[0].what, "backward of aten::linear");
   EXPECT_EQ(location_text(top[0]).substr(0, 51), "backward of aten::linear at model.py:42 in forward,");
   std::filesystem::remove(path);
+}
+
+// attribute_sources reserves its rows from a bound (one per op, DataLoader fetch and API call
+// outside any op) instead of growing the vector. Here every op, the fetch and the lone API call
+// get a row, so the bound is exactly met: the rows must all be there, in order, without the vector
+// having grown past the bound.
+TEST(SourceDerive, RowsFillTheReservedBoundExactly) {
+  TraceData t;
+  auto range = [&](RangeKind kind, const char* name, int64_t start, int64_t end) {
+    RangeRec r;
+    r.id = static_cast<int64_t>(t.ranges.size());
+    r.pid = 1;
+    r.tid = 1;
+    r.start = start;
+    r.end = end;
+    r.name_id = t.intern(name);
+    r.kind = kind;
+    t.ranges.push_back(r);
+  };
+  range(RangeKind::python_function, "train.py(10): step", 0, 100);
+  range(RangeKind::cpu_op, "aten::mm", 10, 20);
+  range(RangeKind::cpu_op, "aten::add", 30, 40);
+  range(RangeKind::cpu_op, "aten::relu", 42, 45);
+  range(RangeKind::user_annotation, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 50, 60);
+  ApiRec a;
+  a.pid = 1;
+  a.tid = 1;
+  a.start = 70;
+  a.end = 75;
+  a.name_id = t.intern("cudaLaunchKernel");
+  t.apis.push_back(a);
+  nest_ranges(t);
+  classify_ranges(t);
+  build_ops(t);
+  attribute_api_to_ops(t);
+  attribute_sources(t);
+  ASSERT_EQ(t.ops.size(), 3u);
+  ASSERT_EQ(t.sources.size(), 5u);  // 3 ops + 1 fetch + 1 API call: the bound
+  EXPECT_EQ(t.sources.capacity(), t.sources.size());  // grown by doubling it would be 8
+  const int64_t file = t.intern("train.py"), function = t.intern("step");
+  for (size_t k = 0; k < t.sources.size(); ++k) {
+    const SourceFact& s = t.sources[k];
+    EXPECT_EQ(s.origin, "python_function") << k;
+    EXPECT_EQ(s.file_id, file) << k;
+    EXPECT_EQ(s.line, 10) << k;
+    EXPECT_EQ(s.function_id, function) << k;
+  }
+  EXPECT_EQ(t.sources[0].op, 0);
+  EXPECT_EQ(t.sources[1].op, 1);
+  EXPECT_EQ(t.sources[2].op, 2);
+  EXPECT_EQ(t.sources[3].range, 4);  // the fetch, by its model position
+  EXPECT_EQ(t.sources[4].api, 0);
 }
 
 // tracelens_mi300_resnet_act_checkpoint: python3 over the JSON found 426 backward ops on the
