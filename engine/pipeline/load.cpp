@@ -320,6 +320,14 @@ void verify_store_schema(const std::string& path, Store& store) {
                             std::to_string(latest_schema_version()) + "; re-create the store from the profile)");
     }
   }
+  // The store's writer reads its rows from an eponymous virtual table of this name (model_io.cpp):
+  // a table or view of the same name would take its place when the store is derived again.
+  SQLite::Statement reserved(store.db(), "SELECT type FROM sqlite_master WHERE name = 'proflint_feed' COLLATE NOCASE");
+  if (reserved.executeStep())
+    throw input_error(path, "schema entry proflint_feed",
+                      "damaged proflint store: a " + reserved.getColumn(0).getString() +
+                          " named proflint_feed, a name proflint keeps for writing its rows (re-create the store "
+                          "from the profile)");
 }
 
 // Only regular files are read: opening a FIFO blocks until some writer appears, and a device

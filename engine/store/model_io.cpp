@@ -128,6 +128,18 @@ int feed_rowid(sqlite3_vtab_cursor* c, sqlite3_int64* rowid) {
 class Feed {
  public:
   explicit Feed(sqlite3* db) : db_(db) {
+    // A table or view of that name (an edited store) would stand in for the feed: the rows would
+    // come from it. Names are case-insensitive in SQL.
+    {
+      sqlite3_stmt* q = nullptr;
+      bool taken = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE name = 'proflint_feed' COLLATE NOCASE", -1,
+                                      &q, nullptr) == SQLITE_OK &&
+                   sqlite3_step(q) == SQLITE_ROW;
+      sqlite3_finalize(q);
+      if (taken)
+        throw Error("the store holds a table or view named proflint_feed, a name proflint keeps for writing its rows: "
+                    "a damaged or edited store; re-create it with proflint ingest");
+    }
     static const sqlite3_module module = [] {
       sqlite3_module m{};
       m.xCreate = nullptr;  // eponymous only: `FROM proflint_feed` with no CREATE VIRTUAL TABLE

@@ -201,6 +201,26 @@ TEST_F(HostileInput, DamagedSchemaEntryIsNamedInProflintsWords) {
   EXPECT_EQ(n.err.find("malformed database schema"), std::string::npos) << n.err;
 }
 
+TEST_F(HostileInput, StoreWithATableNamedLikeTheWritersFeedIsRefused) {
+  // The store's writer reads its rows from the eponymous virtual table proflint_feed; a table or
+  // view of that name in an edited store took its place when the store was derived again
+  // (`--key-node`): "internal: cannot prepare store statement: no such column: c2", or, with the
+  // right columns, its rows instead of the trace's.
+  for (const char* edit : {"CREATE TABLE proflint_feed(c0, c1)", "CREATE VIEW Proflint_Feed AS SELECT 1 AS c0"}) {
+    SCOPED_TRACE(edit);
+    auto db = ingest("feed.db");
+    {
+      SQLite::Database store(db, SQLite::OPEN_READWRITE);
+      store.exec(edit);
+    }
+    for (const char* args : {"analyze --key-node ProfilerStep ", "summary "}) {
+      auto r = run_proflint(std::string(args) + shell_quote(db));
+      expect_named_failure(r, db, {"schema entry proflint_feed: damaged proflint store", "named proflint_feed"});
+      EXPECT_EQ(r.err.find("internal"), std::string::npos) << r.err;
+    }
+  }
+}
+
 TEST_F(HostileInput, OversizedEventIsNotReportedAsAnEmptyTrace) {
   // One event larger than the 64 MiB a single event may take: it is skipped, and the trace was
   // reported as "traceEvents has no events".
