@@ -193,10 +193,13 @@ void attribute_backward_ops(TraceData& t, std::vector<Pos>& src_at) {
   };
   auto forward_of = [&](size_t b) -> int64_t {
     const RangeRec& br = *range_of(b);
-    auto [first, last] = std::equal_range(forward.begin(), forward.end(), ForwardOp{br.pid, br.sequence_number, 0},
-                                          [](const ForwardOp& x, const ForwardOp& y) {
-                                            return std::tie(x.pid, x.sequence_number) < std::tie(y.pid, y.sequence_number);
-                                          });
+    // Not a structured binding: the lambdas below capture the bounds, which clang 14 (the fuzz
+    // build's compiler) does not allow for structured bindings.
+    const auto candidates = std::equal_range(forward.begin(), forward.end(), ForwardOp{br.pid, br.sequence_number, 0},
+                                             [](const ForwardOp& x, const ForwardOp& y) {
+                                               return std::tie(x.pid, x.sequence_number) < std::tie(y.pid, y.sequence_number);
+                                             });
+    const auto first = candidates.first, last = candidates.second;
     if (first == last) return -1;
     const OpRec& bop = t.ops[b];
     auto inside_another = [&](size_t f) {
