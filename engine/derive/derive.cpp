@@ -74,8 +74,9 @@ void compute(TraceData& t, std::vector<BreakdownRow>& breakdown) {
   resolve_tensor_cores_by_op(t);  // names the table cannot decide: the launching op's dtypes
   assign_iterations(t);
   aggregate_op_gpu_time(t);
-  attribute_sources(t);
   clock.lap("attribute");
+  attribute_sources(t);
+  clock.lap("sources");
   t.steady = find_startup(t);
   t.workload = classify_workload(t);
   breakdown = compute_breakdown(t);

@@ -399,8 +399,12 @@ void Store::migrate() {
 //                   DataLoader, nccl:, ProfilerStep ranges).
 //   op_by_range     (range_id): the op of a range (export of ranges).
 //   op_by_name      (name_id): the detail report's op list.
-// The last two only when a report, an export or a saved store asks (create_report_indexes): no
-// statement of `analyze` uses them, and they cost 0.3 s of the x20 tiled trace's 6 s.
+// The two range indexes only in a store of several traces (or when a report, an export or a saved
+// store asks: create_report_indexes). No statement of `analyze` probes ranges by thread, so with
+// one trace range_by_thread only selects every row, and the few lookups by name scan the table
+// once each: on the x20 tiled trace the two indexes took 0.29 s to build, and the statements that
+// used them ran 83 ms with them and 60 ms without (docs/benchmarks.md). The op indexes likewise:
+// no statement of `analyze` uses them, and they cost 0.3 s of the x20 tiled trace's 6 s.
 // Correlation ids have none: derivation resolves them in memory and writes the links
 // (api_call_id, op_id). _kernel(op_id) had an index that no query used (the audit found none).
 void Store::create_fact_indexes() {
@@ -410,6 +414,12 @@ void Store::create_fact_indexes() {
     CREATE INDEX IF NOT EXISTS kernel_by_time ON _kernel(trace_id, device_id, start_ns);
     CREATE INDEX IF NOT EXISTS kernel_by_name ON _kernel(name_id);
     CREATE INDEX IF NOT EXISTS api_by_thread ON _api_call(trace_id, pid, tid, start_ns);
+  )SQL");
+  if (db_->execAndGet("SELECT count(*) FROM trace").getInt64() > 1) create_range_indexes();
+}
+
+void Store::create_range_indexes() {
+  db_->exec(R"SQL(
     CREATE INDEX IF NOT EXISTS range_by_thread ON _range(trace_id, pid, tid, start_ns);
     CREATE INDEX IF NOT EXISTS range_by_name ON _range(name_id);
   )SQL");
@@ -426,6 +436,7 @@ void Store::create_indexes() {
 
 void Store::create_report_indexes() {
   if (sqlite3_db_readonly(db_->getHandle(), "main") == 1) return;
+  create_range_indexes();
   db_->exec(R"SQL(
     CREATE INDEX IF NOT EXISTS op_by_range ON _op(range_id);
     CREATE INDEX IF NOT EXISTS op_by_name ON _op(name_id);
