@@ -399,14 +399,20 @@ void Store::migrate() {
 //                   DataLoader, nccl:, ProfilerStep ranges).
 //   op_by_range     (range_id): the op of a range (export of ranges).
 //   op_by_name      (name_id): the detail report's op list.
-// The two range indexes only in a store of several traces (or when a report, an export or a saved
-// store asks: create_report_indexes). No statement of `analyze` probes ranges by thread, so with
-// one trace range_by_thread only selects every row, and the few lookups by name scan the table
-// once each: on the x20 tiled trace the two indexes took 0.29 s to build, and the statements that
-// used them ran 83 ms with them and 60 ms without (docs/benchmarks.md). The op indexes likewise:
-// no statement of `analyze` uses them, and they cost 0.3 s of the x20 tiled trace's 6 s.
+// range_by_name only in a store of several traces (or when a report, an export or a saved store
+// asks: create_report_indexes). Every statement that selects ranges by name does it once per trace
+// for a set of names ("name_id IN (SELECT id FROM string WHERE ...)"), never row by row, so in a
+// one-trace store a scan of the range table serves it: on the x20 tiled trace the index took
+// 0.115 s to build and the statement that used it there scans in 0.025 s (docs/benchmarks.md).
+// range_by_thread stays: allocation-churn looks up the range around each allocation call by
+// thread and time, a scan per call without it. The op indexes likewise wait for a report: no
+// statement of `analyze` uses them, and they cost 0.3 s of the x20 tiled trace's 6 s.
 // Correlation ids have none: derivation resolves them in memory and writes the links
 // (api_call_id, op_id). _kernel(op_id) had an index that no query used (the audit found none).
+namespace {
+void create_range_name_index(SQLite::Database& db) { db.exec("CREATE INDEX IF NOT EXISTS range_by_name ON _range(name_id)"); }
+}  // namespace
+
 void Store::create_fact_indexes() {
   // CREATE INDEX sorts the table; SQLite can sort with helper threads (the machine's second core).
   db_->exec("PRAGMA threads=" + std::to_string(std::clamp(std::thread::hardware_concurrency(), 1u, 4u) - 1));
@@ -414,15 +420,9 @@ void Store::create_fact_indexes() {
     CREATE INDEX IF NOT EXISTS kernel_by_time ON _kernel(trace_id, device_id, start_ns);
     CREATE INDEX IF NOT EXISTS kernel_by_name ON _kernel(name_id);
     CREATE INDEX IF NOT EXISTS api_by_thread ON _api_call(trace_id, pid, tid, start_ns);
-  )SQL");
-  if (db_->execAndGet("SELECT count(*) FROM trace").getInt64() > 1) create_range_indexes();
-}
-
-void Store::create_range_indexes() {
-  db_->exec(R"SQL(
     CREATE INDEX IF NOT EXISTS range_by_thread ON _range(trace_id, pid, tid, start_ns);
-    CREATE INDEX IF NOT EXISTS range_by_name ON _range(name_id);
   )SQL");
+  if (db_->execAndGet("SELECT count(*) FROM trace").getInt64() > 1) create_range_name_index(*db_);
 }
 
 void Store::create_indexes() {
@@ -436,7 +436,7 @@ void Store::create_indexes() {
 
 void Store::create_report_indexes() {
   if (sqlite3_db_readonly(db_->getHandle(), "main") == 1) return;
-  create_range_indexes();
+  create_range_name_index(*db_);
   db_->exec(R"SQL(
     CREATE INDEX IF NOT EXISTS op_by_range ON _op(range_id);
     CREATE INDEX IF NOT EXISTS op_by_name ON _op(name_id);

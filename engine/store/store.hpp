@@ -60,11 +60,11 @@ class Store {
 
   // Indexes used by derivation, detectors and rules; created after bulk import (faster load).
   void create_indexes();
-  // Only those on columns that derivation never writes: they can be built before it writes. The
-  // range indexes only when the store holds several traces (store.cpp says why).
+  // Only those on columns that derivation never writes: they can be built before it writes.
+  // range_by_name only when the store holds several traces (store.cpp says why).
   void create_fact_indexes();
-  // The indexes only reports, exports and saved stores use (op_by_range, op_by_name, and the range
-  // indexes of a one-trace store), built when one of those first needs them: `analyze` would sort
+  // The indexes only reports, exports and saved stores use (op_by_range, op_by_name, and
+  // range_by_name in a one-trace store), built when one of those first needs them: `analyze` would sort
   // the tables for nothing. Does nothing on a read-only store (one saved by proflint has them).
   void create_report_indexes();
 
@@ -79,8 +79,6 @@ class Store {
   void save_as(const std::string& path);
 
  private:
-  // range_by_thread and range_by_name.
-  void create_range_indexes();
   Store(std::unique_ptr<SQLite::Database> db, std::string name, const char* vfs)
       : db_(std::move(db)), name_(std::move(name)), vfs_(vfs) {}
   void migrate();
