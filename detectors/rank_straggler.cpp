@@ -62,6 +62,33 @@ struct StepMetrics {
   std::map<std::string, std::pair<int64_t, int64_t>> regions;  // region -> (kernel count, kernel time)
 };
 
+// A trace's kernel and runtime-call time grouped by what a rank selects them by (device, process)
+// and by iteration, read once for all the ranks of the trace: one nsys export can hold every rank,
+// and a query per rank scanned the whole kernel and API tables once per rank. Each rank then sums
+// the groups that are its own (integer sums: the same totals as a query per rank).
+struct TraceGroups {
+  struct Kernels {
+    std::optional<int64_t> device, pid;
+    int64_t iteration = 0;
+    std::optional<std::string> path;  // the op's path; none for kernels without an op
+    int64_t n = 0, ns = 0;
+  };
+  struct Calls {
+    std::optional<int64_t> pid;
+    int64_t iteration = 0;
+    int64_t sync_ns = 0, launch_ns = 0;
+    int64_t sync_names = 0, launch_names = 0;  // names of each kind called: the cause is there, even at 0 ns
+  };
+  std::vector<Kernels> kernels;
+  std::vector<Calls> calls;
+};
+
+// `column IS NULL OR column = v` of the per-rank queries: a rank without a device or a process
+// takes every row; one with it only the rows that have the same (a NULL column never matches).
+bool selects(const std::optional<int64_t>& wanted, const std::optional<int64_t>& column) {
+  return !wanted || (column && *column == *wanted);
+}
+
 // Cause keys, in the order they are shown; each has a phrase and a fix.
 struct Cause {
   const char* key;
@@ -264,7 +291,12 @@ class RankStraggler final : public Detector {
       }
     }
     std::map<int64_t, std::map<int64_t, StepMetrics>> metrics;  // rank -> iteration -> metrics
-    for (const auto& [r, rk] : ranks) metrics[r] = step_metrics(facts, rk);
+    std::map<int64_t, TraceGroups> groups;  // trace -> its kernel and call groups, read on first use
+    for (const auto& [r, rk] : ranks) {
+      auto it = groups.find(rk.trace_id);
+      if (it == groups.end()) it = groups.emplace(rk.trace_id, trace_groups(facts, rk.trace_id)).first;
+      metrics[r] = step_metrics(facts, rk, it->second);
+    }
 
     int64_t saving = 0, step_time = 0, wait_sum = 0;
     std::map<std::string, int64_t> excess;
@@ -502,7 +534,40 @@ class RankStraggler final : public Detector {
   }
 
   // Per iteration of the rank: the time of each candidate cause, kernel counts and where they run.
-  static std::map<int64_t, StepMetrics> step_metrics(const Facts& facts, const Rank& r) {
+  static TraceGroups trace_groups(const Facts& facts, int64_t trace_id) {
+    TraceGroups g;
+    auto opt = [](SQLite::Statement& q, int c) {
+      return q.isColumnNull(c) ? std::nullopt : std::optional<int64_t>(q.getColumn(c).getInt64());
+    };
+    // Grouped by op id first, then joined to the op's path: joining every kernel to the op view
+    // materialised all ops with their string joins (2.6 s on a 10^6-row nsys export).
+    SQLite::Statement k(facts.db(),
+        "SELECT g.device_id, g.pid, g.iteration, o.path, g.n, g.d FROM (SELECT device_id, pid, iteration, op_id, count(*) AS n, "
+        "sum(dur_ns) AS d FROM _kernel WHERE trace_id = ?1 AND iteration IS NOT NULL AND coalesce(category, '') != 'communication' "
+        "GROUP BY 1, 2, 3, 4) g LEFT JOIN _op o ON o.id = g.op_id");
+    k.bind(1, trace_id);
+    while (k.executeStep()) {
+      TraceGroups::Kernels row{opt(k, 0), opt(k, 1), k.getColumn(2).getInt64(), std::nullopt, k.getColumn(4).getInt64(),
+                               k.getColumn(5).getInt64()};
+      if (!k.isColumnNull(3)) row.path = k.getColumn(3).getString();
+      g.kernels.push_back(std::move(row));
+    }
+    // Grouped by API name id (a few dozen), classified once per name.
+    SQLite::Statement a(facts.db(),
+        "SELECT pid, iteration, sum(CASE WHEN sync THEN dur_ns ELSE 0 END), sum(CASE WHEN launch THEN dur_ns ELSE 0 END), "
+        "sum(sync), sum(launch) FROM (SELECT a.pid, a.iteration, a.dur_ns, "
+        "s.value LIKE '%Synchronize%' OR s.value LIKE '%StreamWaitEvent%' OR s.value LIKE '%EventQuery%' AS sync, "
+        "s.value LIKE '%Launch%' AS launch "
+        "FROM (SELECT pid, iteration, name_id, sum(dur_ns) AS dur_ns FROM _api_call WHERE trace_id = ?1 AND iteration IS NOT NULL "
+        "GROUP BY 1, 2, 3) a JOIN string s ON s.id = a.name_id) GROUP BY 1, 2");
+    a.bind(1, trace_id);
+    while (a.executeStep())
+      g.calls.push_back({opt(a, 0), a.getColumn(1).getInt64(), a.getColumn(2).getInt64(), a.getColumn(3).getInt64(),
+                         a.getColumn(4).getInt64(), a.getColumn(5).getInt64()});
+    return g;
+  }
+
+  static std::map<int64_t, StepMetrics> step_metrics(const Facts& facts, const Rank& r, const TraceGroups& groups) {
     auto& db = facts.db();
     std::map<int64_t, StepMetrics> out;
     std::vector<std::pair<int64_t, Interval>> spans;
@@ -525,42 +590,33 @@ class RankStraggler final : public Detector {
         if (out.count(q.getColumn(0).getInt64())) out[q.getColumn(0).getInt64()].ns[key] += q.getColumn(1).getInt64();
     };
     if (r.gpu) {
-      // Grouped by op id first, then joined to the op's path: joining every kernel to the op view
-      // materialised all ops with their string joins (2.6 s on a 10^6-row nsys export).
-      SQLite::Statement q(db,
-          "SELECT g.iteration, o.path, g.n, g.d FROM (SELECT iteration, op_id, count(*) AS n, sum(dur_ns) AS d FROM _kernel "
-          "WHERE trace_id = ?1 AND iteration IS NOT NULL AND coalesce(category, '') != 'communication' "
-          "AND (?2 IS NULL OR device_id = ?2) AND (?3 IS NULL OR pid = ?3) GROUP BY 1, 2) g LEFT JOIN _op o ON o.id = g.op_id");
-      q.bind(1, r.trace_id);
-      bind_optional(q, 2, r.device);
-      bind_optional(q, 3, r.pid);
       std::unordered_map<std::string, std::string> region_cache;
-      while (q.executeStep()) {
-        auto it = out.find(q.getColumn(0).getInt64());
+      for (const auto& k : groups.kernels) {
+        if (!selects(r.device, k.device) || !selects(r.pid, k.pid)) continue;
+        auto it = out.find(k.iteration);
         if (it == out.end()) continue;
         std::string region = "(no op)";
-        if (!q.getColumn(1).isNull()) {
-          std::string path = q.getColumn(1).getString();
-          auto c = region_cache.find(path);
-          if (c == region_cache.end()) c = region_cache.emplace(path, region_of(path)).first;
+        if (k.path) {
+          auto c = region_cache.find(*k.path);
+          if (c == region_cache.end()) c = region_cache.emplace(*k.path, region_of(*k.path)).first;
           region = c->second;
         }
         auto& m = it->second;
-        m.kernels += q.getColumn(2).getInt64();
-        m.ns["kernels"] += q.getColumn(3).getInt64();
-        m.regions[region].first += q.getColumn(2).getInt64();
-        m.regions[region].second += q.getColumn(3).getInt64();
+        m.kernels += k.n;
+        m.ns["kernels"] += k.ns;
+        m.regions[region].first += k.n;
+        m.regions[region].second += k.ns;
       }
       add_grouped("SELECT iteration, sum(dur_ns) FROM _memcpy WHERE trace_id = ?1 AND kind = 'htod' AND iteration IS NOT NULL "
                   "AND (?2 IS NULL OR device_id = ?2) AND (?3 IS NULL OR pid = ?3) GROUP BY 1", "h2d");
-      // Grouped by API name id (a few dozen), classified once per name.
-      add_grouped("SELECT a.iteration, sum(a.dur_ns) FROM (SELECT iteration, name_id, sum(dur_ns) AS dur_ns FROM _api_call "
-                  "WHERE trace_id = ?1 AND iteration IS NOT NULL AND (?3 IS NULL OR pid = ?3) GROUP BY 1, 2) a "
-                  "JOIN string s ON s.id = a.name_id WHERE s.value LIKE '%Synchronize%' OR s.value LIKE '%StreamWaitEvent%' "
-                  "OR s.value LIKE '%EventQuery%' GROUP BY 1", "sync");
-      add_grouped("SELECT a.iteration, sum(a.dur_ns) FROM (SELECT iteration, name_id, sum(dur_ns) AS dur_ns FROM _api_call "
-                  "WHERE trace_id = ?1 AND iteration IS NOT NULL AND (?3 IS NULL OR pid = ?3) GROUP BY 1, 2) a "
-                  "JOIN string s ON s.id = a.name_id WHERE s.value LIKE '%Launch%' GROUP BY 1", "launch");
+      for (const auto& c : groups.calls) {
+        if (!selects(r.pid, c.pid)) continue;
+        auto it = out.find(c.iteration);
+        if (it == out.end()) continue;
+        // A cause only where the rank called such a function (as a query per rank found rows only there).
+        if (c.sync_names) it->second.ns["sync"] += c.sync_ns;
+        if (c.launch_names) it->second.ns["launch"] += c.launch_ns;
+      }
     }
     // Host side, from intervals clipped to each iteration.
     std::vector<Interval> dl = dataloader_union(facts, r.trace_id);
