@@ -224,10 +224,10 @@ class AmpNotUsed final : public Detector {
                             "AND k.category IN ('gemm', 'conv', 'attention')");
         q.bind(1, trace_id);
         q.bind(2, dev.device_id);
-        auto opt = [&](int c) { return q.isColumnNull(c) ? std::nullopt : std::optional<int64_t>(q.getColumn(c).getInt64()); };
         while (q.executeStep()) {
           rows.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(), q.getColumn(3).getInt64(),
-                          q.getColumn(4).getInt64(), opt(2), opt(5), opt(6)});
+                          q.getColumn(4).getInt64(), nullable_int(q.getColumn(2)),
+                          nullable_int(q.getColumn(5)), nullable_int(q.getColumn(6))});
           if (!rows.back().types && rows.back().seq) seqs.insert(*rows.back().seq);
         }
         // sequence number -> input types of the first range recording them.

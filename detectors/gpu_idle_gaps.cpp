@@ -208,9 +208,6 @@ class GpuIdleGaps final : public Detector {
     int64_t start_ns = 0, id = 0;
     auto operator<=>(const ScanKey&) const = default;
   };
-  static std::optional<int64_t> nullable(const SQLite::Column& c) {
-    return c.isNull() ? std::nullopt : std::optional<int64_t>(c.getInt64());
-  }
 
   // For every described gap, the API call and the host ranges that cover most of it, on the
   // processes driving the device: one sweep over api_call and one over range for all the gaps
@@ -259,7 +256,7 @@ class GpuIdleGaps final : public Detector {
     api.bind(2, lo);
     api.bind(3, hi);
     while (api.executeStep()) {
-      std::optional<int64_t> pid = nullable(api.getColumn(0));
+      std::optional<int64_t> pid = nullable_int(api.getColumn(0));
       if (pid && pids && !pids->count(*pid)) continue;
       int64_t start = api.getColumn(2).getInt64(), end = api.getColumn(4).getInt64();
       for (size_t i = 0; i < gaps.size(); ++i) {
@@ -268,7 +265,7 @@ class GpuIdleGaps final : public Detector {
         int64_t ov = std::min(end, g.end) - std::max(start, g.start);
         ApiBest& b = api_best[i];
         if (b.found && ov < b.ov) continue;
-        ScanKey key{pid, nullable(api.getColumn(1)), start, api.getColumn(3).getInt64()};
+        ScanKey key{pid, nullable_int(api.getColumn(1)), start, api.getColumn(3).getInt64()};
         if (b.found && ov == b.ov && !(key < b.key)) continue;
         int64_t name_id = api.getColumn(5).getInt64();
         if (!name_of(name_id)) continue;
@@ -302,8 +299,8 @@ class GpuIdleGaps final : public Detector {
         int64_t name_id = r.getColumn(6).getInt64();
         if (!name_of(name_id) || !not_step[name_id]) continue;
         ranges[i].push_back(
-            {ov, nullable(r.getColumn(5)),
-             ScanKey{nullable(r.getColumn(0)), nullable(r.getColumn(1)), start, r.getColumn(3).getInt64()}, name_id});
+            {ov, nullable_int(r.getColumn(5)),
+             ScanKey{nullable_int(r.getColumn(0)), nullable_int(r.getColumn(1)), start, r.getColumn(3).getInt64()}, name_id});
       }
     }
 
@@ -321,7 +318,7 @@ class GpuIdleGaps final : public Detector {
     py.bind(2, lo);
     py.bind(3, hi);
     while (py.executeStep()) {
-      std::optional<int64_t> pid = nullable(py.getColumn(0));
+      std::optional<int64_t> pid = nullable_int(py.getColumn(0));
       if (pid && pids && !pids->count(*pid)) continue;
       int64_t start = py.getColumn(1).getInt64(), end = py.getColumn(2).getInt64();
       int64_t depth = py.getColumn(3).isNull() ? 0 : py.getColumn(3).getInt64();

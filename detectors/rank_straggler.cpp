@@ -536,9 +536,6 @@ class RankStraggler final : public Detector {
   // Per iteration of the rank: the time of each candidate cause, kernel counts and where they run.
   static TraceGroups trace_groups(const Facts& facts, int64_t trace_id) {
     TraceGroups g;
-    auto opt = [](SQLite::Statement& q, int c) {
-      return q.isColumnNull(c) ? std::nullopt : std::optional<int64_t>(q.getColumn(c).getInt64());
-    };
     // Grouped by op id first, then joined to the op's path: joining every kernel to the op view
     // materialised all ops with their string joins (2.6 s on a 10^6-row nsys export).
     SQLite::Statement k(facts.db(),
@@ -547,7 +544,7 @@ class RankStraggler final : public Detector {
         "GROUP BY 1, 2, 3, 4) g LEFT JOIN _op o ON o.id = g.op_id");
     k.bind(1, trace_id);
     while (k.executeStep()) {
-      TraceGroups::Kernels row{opt(k, 0), opt(k, 1), k.getColumn(2).getInt64(), std::nullopt, k.getColumn(4).getInt64(),
+      TraceGroups::Kernels row{nullable_int(k.getColumn(0)), nullable_int(k.getColumn(1)), k.getColumn(2).getInt64(), std::nullopt, k.getColumn(4).getInt64(),
                                k.getColumn(5).getInt64()};
       if (!k.isColumnNull(3)) row.path = k.getColumn(3).getString();
       g.kernels.push_back(std::move(row));
@@ -562,7 +559,7 @@ class RankStraggler final : public Detector {
         "GROUP BY 1, 2, 3) a JOIN string s ON s.id = a.name_id) GROUP BY 1, 2");
     a.bind(1, trace_id);
     while (a.executeStep())
-      g.calls.push_back({opt(a, 0), a.getColumn(1).getInt64(), a.getColumn(2).getInt64(), a.getColumn(3).getInt64(),
+      g.calls.push_back({nullable_int(a.getColumn(0)), a.getColumn(1).getInt64(), a.getColumn(2).getInt64(), a.getColumn(3).getInt64(),
                          a.getColumn(4).getInt64(), a.getColumn(5).getInt64()});
     return g;
   }

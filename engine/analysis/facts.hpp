@@ -7,6 +7,7 @@
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,11 @@ class Facts {
   SQLite::Database& db_;
   std::vector<TraceSummary> summaries_;
 };
+
+// A nullable INTEGER column as detectors keep it: nullopt for NULL.
+inline std::optional<int64_t> nullable_int(const SQLite::Column& c) {
+  return c.isNull() ? std::nullopt : std::optional<int64_t>(c.getInt64());
+}
 
 // While alive, the store's connection refuses every statement that is not a read (writes,
 // ATTACH, PRAGMA changes, load_extension): detectors and rules cannot change the facts.

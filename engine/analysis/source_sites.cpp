@@ -11,13 +11,6 @@
 
 namespace proflint {
 
-namespace {
-std::optional<int64_t> opt_int(const SQLite::Column& c) {
-  if (c.isNull()) return std::nullopt;
-  return c.getInt64();
-}
-}  // namespace
-
 SourceSites::SourceSites(const Facts& facts, int64_t trace_id, std::string time_label)
     : facts_(facts), trace_id_(trace_id), label_(std::move(time_label)) {
   try {
@@ -54,12 +47,12 @@ void SourceSites::load_attributed(const char* sql, std::vector<int64_t> ids, std
   std::vector<Raw> raw;
   std::vector<int64_t> strings;
   for_rows_with_ids(facts_.db(), sql, std::move(ids), [&](SQLite::Statement& q) {
-    Raw r{q.getColumn(0).getInt64(), opt_int(q.getColumn(1)), opt_int(q.getColumn(3)), opt_int(q.getColumn(4)),
+    Raw r{q.getColumn(0).getInt64(), nullable_int(q.getColumn(1)), nullable_int(q.getColumn(3)), nullable_int(q.getColumn(4)),
           q.getColumn(2).isNull() ? 0 : q.getColumn(2).getInt64(), {}};
     for (const auto& s : {r.file, r.function, r.module_path})
       if (s) strings.push_back(*s);
     r.a.name = q.getColumn(5).getString();
-    if (q.getColumnCount() > 6) r.a.parent = opt_int(q.getColumn(6));
+    if (q.getColumnCount() > 6) r.a.parent = nullable_int(q.getColumn(6));
     // A backward op placed at its forward op's line is named after that op (schema/0012).
     if (q.getColumnCount() > 7 && !q.getColumn(7).isNull()) {
       r.a.backward = true;
@@ -129,10 +122,10 @@ void SourceSites::resolve() {
   for (int t = 0; t < 3; ++t)
     for_rows_with_ids(db, fmt::format("SELECT id, op_id, api_call_id FROM {} WHERE id IN ({{ids}})", kTables[t]),
                       std::move(rows[t]), [&](SQLite::Statement& q) {
-                        links_[t].emplace(q.getColumn(0).getInt64(), Links{opt_int(q.getColumn(1)), opt_int(q.getColumn(2))});
+                        links_[t].emplace(q.getColumn(0).getInt64(), Links{nullable_int(q.getColumn(1)), nullable_int(q.getColumn(2))});
                       });
   for_rows_with_ids(db, "SELECT id, op_id FROM _api_call WHERE id IN ({ids})", std::move(apis),
-                    [&](SQLite::Statement& q) { api_op_.emplace(q.getColumn(0).getInt64(), opt_int(q.getColumn(1))); });
+                    [&](SQLite::Statement& q) { api_op_.emplace(q.getColumn(0).getInt64(), nullable_int(q.getColumn(1))); });
   // 2. The source rows of those ops (and their ancestors).
   for (const auto& table : links_)
     for (const auto& [id, l] : table)
