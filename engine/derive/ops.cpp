@@ -330,7 +330,7 @@ bool is_backward_thread(const TraceData& t, size_t begin, size_t end) {
 
 void build_ops(TraceData& t) {
   t.ops.clear();
-  t.ops.reserve(t.ranges.size());  // at most one op per range; no reallocation of the op strings
+  t.ops.reserve(t.ranges.size());  // at most one op per range: no reallocation
   auto& ranges = t.ranges;
   size_t n = ranges.size();
   size_t begin = 0;
@@ -401,7 +401,7 @@ void build_ops(TraceData& t) {
         op.op_type = type->second;
         op.parent = f.op;
         op.depth = f.op >= 0 ? t.ops[static_cast<size_t>(f.op)].depth + 1 : 0;
-        op.path = f.path;
+        op.path = t.op_paths.add(f.path);
         op.iteration = iteration;
         op.pass = f.in_optimizer    ? "optimizer"
                   : f.in_backward   ? "bwd"
