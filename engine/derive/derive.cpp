@@ -56,11 +56,28 @@ void classify_kernels(TraceData& t) {
   }
 }
 
-// The C++ passes over one trace's facts, in order; no SQL.
-void compute(TraceData& t, std::vector<BreakdownRow>& breakdown) {
+// The ranges' derived columns into the model (by model position; TraceData is sorted differently).
+void keep_range_results(const TraceData& t, TraceModel& m) {
+  DerivedFacts& d = m.derived;
+  d.range_parent.assign(m.ranges.size(), -1);
+  d.range_depth.assign(m.ranges.size(), 0);
+  d.range_marker.assign(m.ranges.size(), std::string_view());
+  for (const auto& r : t.ranges) {
+    auto i = static_cast<size_t>(r.id);
+    d.range_parent[i] = r.parent >= 0 ? t.ranges[static_cast<size_t>(r.parent)].id : -1;
+    d.range_depth[i] = r.depth;
+    d.range_marker[i] = marker_text(r.marker);
+  }
+}
+
+// The C++ passes over one trace's facts, in order; no SQL. The ranges' results go into the model
+// as soon as nesting and classification have decided them (see derive_trace's ranges_derived).
+void compute(TraceData& t, std::vector<BreakdownRow>& breakdown, TraceModel& m, const std::function<void()>& ranges_derived) {
   StepClock clock;
   nest_ranges(t);
   classify_ranges(t);
+  keep_range_results(t, m);
+  if (ranges_derived) ranges_derived();
   classify_kernels(t);
   clock.lap("nest_classify");
   correlate_gpu_to_api(t);
@@ -213,17 +230,10 @@ void release(std::vector<T>& v) {
 
 // What the passes found, into the model (by model position; TraceData is sorted differently).
 // Consumes the TraceData.
+// The ranges' columns are there already (keep_range_results) and are neither moved nor written
+// here: another thread may be reading them.
 void keep_results(TraceData& t, std::vector<BreakdownRow>& breakdown, TraceModel& m, const DeriveOptions& options) {
-  DerivedFacts d;
-  d.range_parent.assign(m.ranges.size(), -1);
-  d.range_depth.assign(m.ranges.size(), 0);
-  d.range_marker.assign(m.ranges.size(), std::string_view());
-  for (const auto& r : t.ranges) {
-    auto i = static_cast<size_t>(r.id);
-    d.range_parent[i] = r.parent >= 0 ? t.ranges[static_cast<size_t>(r.parent)].id : -1;
-    d.range_depth[i] = r.depth;
-    d.range_marker[i] = marker_text(r.marker);
-  }
+  DerivedFacts& d = m.derived;
   // TraceData's rows go as soon as their results are copied: the model, TraceData and the derived
   // facts are all in memory here, the peak of a whole run (the x20 tiled trace: ~115 MB less).
   for (auto& op : t.ops) op.range = op.range >= 0 ? t.ranges[static_cast<size_t>(op.range)].id : -1;
@@ -279,19 +289,18 @@ void keep_results(TraceData& t, std::vector<BreakdownRow>& breakdown, TraceModel
   d.iter_stop = options.iter_stop;
   d.sources = std::move(t.sources);
   d.done = true;
-  m.derived = std::move(d);
 }
 
 }  // namespace
 
-void derive_trace(TraceModel& model, const DeriveOptions& options) {
+void derive_trace(TraceModel& model, const DeriveOptions& options, const std::function<void()>& ranges_derived) {
   StepClock clock;
   model.derived = DerivedFacts{};
   TraceData t = facts_of(model);
   t.options = &options;
   clock.lap("facts");
   std::vector<BreakdownRow> breakdown;
-  compute(t, breakdown);
+  compute(t, breakdown, model, ranges_derived);
   keep_results(t, breakdown, model, options);
   clock.lap("results");
   // Graph replays and compiled regions read the op tree and the kernel -> API call -> op links

@@ -11,6 +11,10 @@
 #include <cstring>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <functional>
+#include <mutex>
 #include <cstdlib>
 #include <ctime>
 #include <exception>
@@ -180,9 +184,10 @@ Store create_temp_store(double bytes) {
 }
 
 // Derivation of one model; a failure names the file.
-void derive_model(const std::string& path, TraceModel& model, const DeriveOptions& options) {
+void derive_model(const std::string& path, TraceModel& model, const DeriveOptions& options,
+                  const std::function<void()>& ranges_derived = {}) {
   try {
-    derive_trace(model, options);
+    derive_trace(model, options, ranges_derived);
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
@@ -190,59 +195,76 @@ void derive_model(const std::string& path, TraceModel& model, const DeriveOption
   }
 }
 
-// Imports and derives every file, each into its model. With several files and more than one job,
-// files are taken by threads (at most `jobs` at once), each parsing and deriving its own file: the
-// models do not depend on the threads. The first failure in file order is the one reported, as
-// it would be sequentially.
-void import_and_derive_all(const std::vector<std::string>& paths, std::vector<TraceModel>& models,
-                           const LoadOptions& options) {
-  // One file's import already keeps two or three threads busy (inflate, parse, sink): on fewer
-  // than four cores, files side by side would only compete, so unless asked (LoadOptions::jobs,
-  // PROFLINT_JOBS) they go one after the other there.
+// How many of `files` files to work on side by side: one file's import already keeps two or
+// three threads busy (inflate, parse, sink), so on fewer than four cores files side by side would
+// only compete and go one after the other unless asked (LoadOptions::jobs, PROFLINT_JOBS).
+unsigned files_side_by_side(size_t files, const LoadOptions& options) {
   unsigned jobs = available_jobs(options.jobs);
   if (options.jobs == 0 && !std::getenv("PROFLINT_JOBS") && std::thread::hardware_concurrency() < 4) jobs = 1;
-  jobs = std::min<unsigned>(jobs, static_cast<unsigned>(paths.size()));
-  auto one = [&](size_t i, const ImportOptions& import) {
-    {
-      StageTimer timer("import");
-      import_file(paths[i], models[i], import);
-    }
-    StageTimer timer("derive");
-    derive_model(paths[i], models[i], options.derive);
-  };
-  if (jobs <= 1) {
-    for (size_t i = 0; i < paths.size(); ++i) one(i, options.import);
-    return;
-  }
-  std::vector<std::exception_ptr> errors(paths.size());
-  ImportOptions quiet = options.import;
-  quiet.progress = false;  // only the first file draws progress
+  return std::min<unsigned>(jobs, static_cast<unsigned>(files));
+}
+
+// Runs work(i) for every i < n, on up to `jobs` threads taking the next i; the failure of each i
+// is kept in its place (the callers report the first in file order, as a sequential run would).
+std::vector<std::exception_ptr> for_each_file(size_t n, unsigned jobs, const std::function<void(size_t)>& work) {
+  std::vector<std::exception_ptr> errors(n);
   std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < paths.size(); i = next++) {
+  auto take = [&] {
+    for (size_t i = next++; i < n; i = next++) {
       try {
-        one(i, i == 0 ? options.import : quiet);
+        work(i);
       } catch (...) {
         errors[i] = std::current_exception();
-        models[i] = TraceModel{};  // its memory goes now
       }
     }
   };
   std::vector<std::thread> threads;
   try {
-    for (unsigned j = 1; j < jobs; ++j) threads.emplace_back(work);
+    for (unsigned j = 1; j < jobs; ++j) threads.emplace_back(take);
   } catch (const std::system_error&) {
     // No more threads to be had: the ones started take the other files.
   }
-  work();
+  take();
   for (auto& t : threads) t.join();
+  return errors;
+}
+
+// Imports every file into its model. A failed import leaves its model empty (its memory goes at
+// once) and its error in its place.
+std::vector<std::exception_ptr> import_all(const std::vector<std::string>& paths, std::vector<TraceModel>& models,
+                                           const LoadOptions& options) {
+  ImportOptions quiet = options.import;
+  quiet.progress = false;  // only the first file draws progress
+  return for_each_file(paths.size(), files_side_by_side(paths.size(), options), [&](size_t i) {
+    StageTimer timer("import");
+    try {
+      import_file(paths[i], models[i], i == 0 ? options.import : quiet);
+    } catch (...) {
+      models[i] = TraceModel{};
+      throw;
+    }
+  });
+}
+
+// Derives every model (files side by side as for import); ranges_derived(i) as derive_trace's
+// for model i, from the thread deriving it. Throws the first failure in file order.
+void derive_models(const std::vector<std::string>& paths, std::vector<TraceModel>& models, const LoadOptions& options,
+                   const std::function<void(size_t)>& ranges_derived) {
+  auto errors = for_each_file(models.size(), files_side_by_side(models.size(), options), [&](size_t i) {
+    StageTimer timer("derive");
+    derive_model(paths[i], models[i], options.derive, [&] {
+      if (ranges_derived) ranges_derived(i);
+    });
+  });
   for (auto& error : errors)
     if (error) std::rethrow_exception(error);
 }
 
 // Sampling logs given beside profiles (nvidia-smi CSV, dmon, memory timeline, ...) become part of
 // the profile's trace they overlap best, on its clock; logs given alone stay traces of their own.
-void attach_sampling_logs(std::vector<TraceModel>& models, std::optional<int64_t> offset_ns) {
+// Run between import and derivation (which reads none of what moves: sample series, operator
+// timings, import issues); `paths` loses the logs' entries with `models`.
+void attach_sampling_logs(std::vector<TraceModel>& models, std::vector<std::string>& paths, std::optional<int64_t> offset_ns) {
   std::vector<size_t> traces, logs;
   for (size_t i = 0; i < models.size(); ++i) (is_sampling_log_format(models[i].info.format) ? logs : traces).push_back(i);
   if (traces.empty() || logs.empty()) return;
@@ -264,7 +286,10 @@ void attach_sampling_logs(std::vector<TraceModel>& models, std::optional<int64_t
     }
     attach_samples(models[best], log, chosen);
   }
-  for (auto it = logs.rbegin(); it != logs.rend(); ++it) models.erase(models.begin() + static_cast<std::ptrdiff_t>(*it));
+  for (auto it = logs.rbegin(); it != logs.rend(); ++it) {
+    models.erase(models.begin() + static_cast<std::ptrdiff_t>(*it));
+    paths.erase(paths.begin() + static_cast<std::ptrdiff_t>(*it));
+  }
 }
 
 std::vector<TraceModel*> pointers_to(std::vector<TraceModel>& models) {
@@ -279,22 +304,116 @@ JobFacts jobs_of(const std::vector<TraceModel*>& models, const DeriveOptions& op
   return derive_jobs(traces, options);
 }
 
-// Writes the derived models and the jobs across them into the fresh `store` in one go, then the
-// indexes readers of the store need. The models are given back table by table as their rows go
-// in (write_models' `release`) and `models` is left empty: the models and the store both whole in
-// memory were the peak of a run (the x20 tiled trace: 541 MiB). A store that runs out of room
-// while it is written therefore cannot be written again from them: load_inputs reads the files
-// again for that.
-void write_store(std::vector<TraceModel>& models, const JobFacts& jobs, Store& store) {
-  StepClock clock;
-  {
-    write_models(store, pointers_to(models), &jobs, /*release=*/true);
+// Which models' ranges derivation has published (derive_trace's ranges_derived), for the thread
+// writing beside it; cancel() releases that thread when derivation fails.
+class RangesReady {
+ public:
+  explicit RangesReady(size_t models) : ready_(models, false) {}
+  void publish(size_t model) {
+    {
+      std::lock_guard lock(mutex_);
+      ready_[model] = true;
+    }
+    changed_.notify_all();
   }
+  void cancel() {
+    {
+      std::lock_guard lock(mutex_);
+      cancelled_ = true;
+    }
+    changed_.notify_all();
+  }
+  // True once model's ranges are published, false when cancelled first.
+  bool wait(size_t model) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return ready_[model] || cancelled_; });
+    return ready_[model] && !cancelled_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<bool> ready_;
+  bool cancelled_ = false;
+};
+
+// Imports and derives the files and writes them into the fresh `store` in one go, then the indexes
+// readers of the store need. While the models are derived, a second thread writes what is final
+// already: the tables derivation does not touch, then each model's ranges as soon as derivation
+// has nested and classified them (in file order); the rest is written once every model and the
+// jobs across them are derived (ModelWrite). On two cores this puts the range table's write
+// beside derivation (docs/benchmarks.md: the x20 tiled trace, 0.2-0.3 s). The range index is not
+// built there: its sort ran while derivation holds the most memory, and raised the run's peak by
+// 27 MiB (x20: 448 instead of 421 MiB) for 0.13 s.
+// The models are given back table by table as their rows go in and `models` is left empty: the
+// models and the store both whole in memory were the peak of a run (the x20 tiled trace: 541
+// MiB). A store that runs out of room while it is written therefore cannot be written again from
+// them: load_inputs reads the files again for that. `store_failed` tells whether what was thrown
+// came from the store (it may have run out of room) rather than from a file.
+void load_into(std::vector<std::string> paths, std::vector<TraceModel>& models, const LoadOptions& options, Store& store,
+               bool& store_failed) {
+  auto import_errors = import_all(paths, models, options);
+  auto failed = std::find_if(import_errors.begin(), import_errors.end(), [](const auto& e) { return e != nullptr; });
+  if (failed != import_errors.end()) {
+    // As a sequential run would: a derivation failure of an earlier file comes first.
+    auto k = static_cast<size_t>(failed - import_errors.begin());
+    models.resize(k);
+    paths.resize(k);
+    derive_models(paths, models, options, {});
+    std::rethrow_exception(*failed);
+  }
+  attach_sampling_logs(models, paths, options.sample_offset_ns);
+  std::vector<TraceModel*> all = pointers_to(models);
+  store_failed = true;
+  ModelWrite write(store, all, /*release=*/true);
+  store_failed = false;
+  RangesReady ranges(models.size());
+  std::exception_ptr beside_error;
+  double beside_ms = 0;
+  auto beside = [&] {
+    auto start = std::chrono::steady_clock::now();
+    try {
+      write.write_imported();
+      for (size_t i = 0; i < models.size(); ++i) {
+        if (!ranges.wait(i)) return;
+        write.write_ranges(i);
+      }
+    } catch (...) {
+      beside_error = std::current_exception();
+    }
+    beside_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
+  std::thread writer;
+  try {
+    writer = std::thread(beside);
+  } catch (const std::system_error&) {
+    // No thread to be had: the write follows derivation (finish() writes what is left).
+  }
+  JobFacts jobs;
+  try {
+    derive_models(paths, models, options, [&](size_t i) { ranges.publish(i); });
+    StepClock clock;
+    jobs = jobs_of(all, options.derive);
+    clock.lap("jobs");
+  } catch (...) {
+    ranges.cancel();
+    if (writer.joinable()) writer.join();
+    throw;
+  }
+  StageTimer timer("derive");  // the write after derivation belongs to derivation's figure
+  StepClock clock;
+  if (writer.joinable()) writer.join();
+  clock.lap("write_wait");
+  if (timings_enabled()) std::fprintf(stderr, "timing derive:write_beside %.3f ms (beside derivation)\n", beside_ms);
+  store_failed = true;
+  if (beside_error) std::rethrow_exception(beside_error);
+  write.finish(&jobs);
   std::vector<TraceModel>().swap(models);
   clock.lap("write");
   store.create_indexes();
   store.end_bulk_load();
   clock.lap("indexes");
+  store_failed = false;
 }
 
 // A store whose tables were dropped or whose views no longer compile (edited after proflint wrote
@@ -385,43 +504,33 @@ Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& opti
   for (const auto& path : paths)
     if (Store::is_store_file(path))
       throw input_error(path, "", "a saved proflint store can only be given alone, not mixed with other inputs");
-  std::vector<TraceModel> models(paths.size());
-  // Imports and derives every file, then the jobs across them (again after a full store).
-  JobFacts jobs;
-  auto prepare = [&] {
-    import_and_derive_all(paths, models, options);
-    attach_sampling_logs(models, options.sample_offset_ns);
-    StepClock clock;
-    jobs = jobs_of(pointers_to(models), options.derive);
-    clock.lap("jobs");
-  };
-  prepare();
   // A shared store in memory holds ~2 GiB at most; a run that would not fit writes a temporary
   // file instead, which analysis's threads read as well (through mmap). Decided from the input
   // sizes and, when the estimate was wrong, after the shared store filled up (the files are then
   // read and derived again: the models were given back as they were written).
   double estimate = 0;
   for (const auto& path : paths) estimate += estimated_store_bytes(path);
-  auto sharing = estimate > shared_store_budget() ? Store::Sharing::temp_file : Store::Sharing::shared;
-  StageTimer timer("derive");  // the write belongs to derivation's figure, as when it updated the store
-  if (sharing == Store::Sharing::shared) {
+  if (estimate <= shared_store_budget()) {
     {
-      Store store = Store::create_in_memory(sharing);
+      Store store = Store::create_in_memory(Store::Sharing::shared);
+      bool store_failed = false;
       try {
-        write_store(models, jobs, store);
+        std::vector<TraceModel> models(paths.size());
+        load_into(paths, models, options, store, store_failed);
         return store;
       } catch (...) {
-        if (!ran_out_of_room(store, std::current_exception())) throw;
+        if (!store_failed || !ran_out_of_room(store, std::current_exception())) throw;
         if (timings_enabled()) std::cerr << "timing note: shared store full, loading again into a temporary file\n";
       }
     }  // the full store goes before the files are read again
-    models = std::vector<TraceModel>(paths.size());
-    prepare();
   }
   Store store = create_temp_store(estimate);
+  bool store_failed = false;
   try {
-    write_store(models, jobs, store);
+    std::vector<TraceModel> models(paths.size());
+    load_into(paths, models, options, store, store_failed);
   } catch (...) {
+    if (!store_failed) throw;
     rethrow_temp_store_error(std::current_exception());
   }
   return store;

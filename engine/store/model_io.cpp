@@ -509,8 +509,77 @@ struct Writer {
     (std::remove_reference_t<decltype(rows)>().swap(rows), ...);
   }
 
-  // The rows an import gave (with their derived columns).
-  void facts(TraceModel& m, const Bases& b) {
+  // The rows of an import that derivation neither changes nor adds columns to. Derivation may be
+  // running on another thread (ModelWrite): only tables it never reads (flows, memory samples)
+  // are given back here.
+  void imported(TraceModel& m, const Bases& b) {
+    const int64_t t = b.trace;
+    for (const auto& p : m.processes) process_ins.i64(t).i64(p.pid).text(p.name).run();
+    for (const auto& th : m.threads) thread_ins.i64(t).i64(th.pid).i64(th.tid).text(th.name).run();
+    for (const auto& s : m.streams) stream_ins.i64(t).i64(s.device_id).i64(s.stream_id).text(s.name).run();
+    for (const auto& g : m.kernel_graph_nodes)
+      graph_node_ins.i64(b.kernel + g.kernel).i64(t).i64(g.graph_id).i64(g.graph_node_id).run();
+    for (const auto& e : m.graph_node_events)
+      node_event_ins.i64(t).i64(e.pid).i64(e.tid).i64(e.start_ns).i64(e.dur_ns).i64(sid(b, e.name_id)).i64(e.event_class)
+          .i64(e.graph_node_id).i64(e.original_graph_node_id).run();
+    for (const auto& f : m.flows)
+      flow_ins.i64(t).text(m.label(f.kind)).i64(f.flow_id).i64(f.src_pid).i64(f.src_tid).i64(f.src_ts_ns).i64(f.dst_pid)
+          .i64(f.dst_tid).i64(f.dst_ts_ns).run();
+    drop(flow_ins, m.flows);
+    for (const auto& s : m.memory_samples)
+      memory_ins.i64(t).i64(s.device_id).i64(s.ts_ns).i64(s.allocated_bytes).i64(s.reserved_bytes).i64(s.delta_bytes).run();
+    drop(memory_ins, m.memory_samples);
+    for (const auto& c : m.counters) counter_ins.i64(t).i64(c.device_id).i64(c.ts_ns).i64(sid(b, c.name_id)).real(c.value).run();
+    host_activity(m, b);
+    for (size_t i = 0; i < m.sample_series.size(); ++i) {
+      const SampleSeriesFact& s = m.sample_series[i];
+      int64_t id = b.series + static_cast<int64_t>(i);
+      series_ins.i64(id).i64(t).i64(s.device_id).i64(s.pid).text(std::string_view(s.metric)).text(std::string_view(s.unit))
+          .text(std::string_view(s.source)).text(std::string_view(s.format)).i64(s.offset_ns).run();
+      for (size_t k = 0; k < s.ts_ns.size(); ++k) point_ins.i64(id).i64(s.ts_ns[k]).real(s.values[k]).run();
+    }
+    for (const auto& o : m.operator_timings)
+      operator_ins.i64(t).text(std::string_view(o.source)).text(std::string_view(o.row.operator_name)).text(o.row.module)
+          .i64(o.row.time_ns).i64(o.row.count).i64(o.row.first_line).run();
+    for (const auto& [kind, issue] : m.issues)
+      issue_ins.i64(t).text(std::string_view(kind)).i64(issue.count).text(std::string_view(issue.example))
+          .text(std::string_view(issue.location)).run();
+  }
+
+  // The ranges with their collective arguments and derived columns (parent, depth, marker), once
+  // derivation has decided those (DerivedFacts::range_parent filled; NULL before derivation).
+  // Nothing is given back: derivation still reads the ranges.
+  void ranges(TraceModel& m, const Bases& b) {
+    const DerivedFacts& d = m.derived;
+    const bool ranges_derived = !m.ranges.empty() && d.range_parent.size() == m.ranges.size();
+    const int64_t t = b.trace;
+    for (size_t i = 0; i < m.ranges.size(); ++i) {
+      const RangeFact& r = m.ranges[i];
+      int64_t id = b.range + static_cast<int64_t>(i);
+      range_ins.i64(t).i64(r.pid).i64(r.tid).i64(r.start_ns).i64(r.dur_ns).i64(sid(b, r.name_id))
+          .text(m.label(r.kind)).text(m.label(r.domain)).i64(r.device_id).i64(r.external_id).i64(r.sequence_number)
+          .i64(r.fwd_thread_id).i64(sid(b, r.input_dims_id)).i64(sid(b, r.input_types_id)).i64(sid(b, r.call_stack_id))
+          .i64(sid(b, r.module_id));
+      if (ranges_derived) {
+        range_ins.i64(at(b.range, d.range_parent[i])).i64(int64_t{d.range_depth[i]});
+        if (d.range_marker[i].empty()) range_ins.null();
+        else range_ins.text(d.range_marker[i]);
+      } else {
+        range_ins.null().null().null();
+      }
+      range_ins.run();
+      if (r.collective >= 0) {
+        const CollectiveArgs& a = m.collectives[static_cast<size_t>(r.collective)];
+        collective_ins.i64(id).i64(t).text(a.collective_name).text(a.process_group).text(a.pg_desc).i64(a.seq)
+            .i64(a.in_nelems).i64(a.out_nelems).text(a.dtype).i64(a.group_size).text(a.group_ranks).run();
+      }
+    }
+    expect_ids(range_ins, "_range", b.range, m.ranges.size());
+  }
+
+  // The rows of an import that carry derived columns, once derivation is done, then the ranges
+  // are given back too.
+  void linked(TraceModel& m, const Bases& b) {
     DerivedFacts& d = m.derived;
     const bool derived = d.done;
     const int64_t t = b.trace;
@@ -532,9 +601,6 @@ struct Writer {
       device_ins.i64(t).i64(r.device_id).text(r.name).text(r.vendor).i64(r.compute_major).i64(r.compute_minor)
           .i64(r.sm_count).i64(r.memory_bytes).i64(dev.has_activity).run();
     }
-    for (const auto& p : m.processes) process_ins.i64(t).i64(p.pid).text(p.name).run();
-    for (const auto& th : m.threads) thread_ins.i64(t).i64(th.pid).i64(th.tid).text(th.name).run();
-    for (const auto& s : m.streams) stream_ins.i64(t).i64(s.device_id).i64(s.stream_id).text(s.name).run();
     for (size_t i = 0; i < m.kernels.size(); ++i) {
       const KernelFact& k = m.kernels[i];
       kernel_ins.i64(t).i64(k.device_id).i64(k.stream_id).i64(k.pid).i64(k.start_ns)
@@ -551,11 +617,6 @@ struct Writer {
     }
     expect_ids(kernel_ins, "_kernel", b.kernel, m.kernels.size());
     drop(kernel_ins, m.kernels, d.kernels);
-    for (const auto& g : m.kernel_graph_nodes)
-      graph_node_ins.i64(b.kernel + g.kernel).i64(t).i64(g.graph_id).i64(g.graph_node_id).run();
-    for (const auto& e : m.graph_node_events)
-      node_event_ins.i64(t).i64(e.pid).i64(e.tid).i64(e.start_ns).i64(e.dur_ns).i64(sid(b, e.name_id)).i64(e.event_class)
-          .i64(e.graph_node_id).i64(e.original_graph_node_id).run();
     auto copies = [&](Stmt& ins, const std::vector<CopyFact>& rows, const std::vector<GpuLinks>& links, bool memcpy) {
       for (size_t i = 0; i < rows.size(); ++i) {
         const CopyFact& c = rows[i];
@@ -588,37 +649,6 @@ struct Writer {
     }
     expect_ids(api_ins, "_api_call", b.api, m.apis.size());
     drop(api_ins, m.apis, d.api_op, d.api_iteration);
-    for (size_t i = 0; i < m.ranges.size(); ++i) {
-      const RangeFact& r = m.ranges[i];
-      int64_t id = b.range + static_cast<int64_t>(i);
-      range_ins.i64(t).i64(r.pid).i64(r.tid).i64(r.start_ns).i64(r.dur_ns).i64(sid(b, r.name_id))
-          .text(m.label(r.kind)).text(m.label(r.domain)).i64(r.device_id).i64(r.external_id).i64(r.sequence_number)
-          .i64(r.fwd_thread_id).i64(sid(b, r.input_dims_id)).i64(sid(b, r.input_types_id)).i64(sid(b, r.call_stack_id))
-          .i64(sid(b, r.module_id));
-      if (derived) {
-        range_ins.i64(at(b.range, d.range_parent[i])).i64(int64_t{d.range_depth[i]});
-        if (d.range_marker[i].empty()) range_ins.null();
-        else range_ins.text(d.range_marker[i]);
-      } else {
-        range_ins.null().null().null();
-      }
-      range_ins.run();
-      if (r.collective >= 0) {
-        const CollectiveArgs& a = m.collectives[static_cast<size_t>(r.collective)];
-        collective_ins.i64(id).i64(t).text(a.collective_name).text(a.process_group).text(a.pg_desc).i64(a.seq)
-            .i64(a.in_nelems).i64(a.out_nelems).text(a.dtype).i64(a.group_size).text(a.group_ranks).run();
-      }
-    }
-    expect_ids(range_ins, "_range", b.range, m.ranges.size());
-    drop(range_ins, m.ranges, d.range_parent, d.range_depth, d.range_marker);  // collectives stay: bound texts
-    for (const auto& f : m.flows)
-      flow_ins.i64(t).text(m.label(f.kind)).i64(f.flow_id).i64(f.src_pid).i64(f.src_tid).i64(f.src_ts_ns).i64(f.dst_pid)
-          .i64(f.dst_tid).i64(f.dst_ts_ns).run();
-    drop(flow_ins, m.flows);
-    for (const auto& s : m.memory_samples)
-      memory_ins.i64(t).i64(s.device_id).i64(s.ts_ns).i64(s.allocated_bytes).i64(s.reserved_bytes).i64(s.delta_bytes).run();
-    drop(memory_ins, m.memory_samples);
-    for (const auto& c : m.counters) counter_ins.i64(t).i64(c.device_id).i64(c.ts_ns).i64(sid(b, c.name_id)).real(c.value).run();
     for (size_t i = 0; i < m.syncs.size(); ++i) {
       const SyncFact& s = m.syncs[i];
       sync_ins.i64(t).i64(s.pid).i64(s.tid).i64(s.device_id).i64(s.stream_id)
@@ -627,20 +657,7 @@ struct Writer {
     }
     expect_ids(sync_ins, "sync_event", b.sync, m.syncs.size());
     drop(sync_ins, m.syncs, d.sync_iteration);
-    host_activity(m, b);
-    for (size_t i = 0; i < m.sample_series.size(); ++i) {
-      const SampleSeriesFact& s = m.sample_series[i];
-      int64_t id = b.series + static_cast<int64_t>(i);
-      series_ins.i64(id).i64(t).i64(s.device_id).i64(s.pid).text(std::string_view(s.metric)).text(std::string_view(s.unit))
-          .text(std::string_view(s.source)).text(std::string_view(s.format)).i64(s.offset_ns).run();
-      for (size_t k = 0; k < s.ts_ns.size(); ++k) point_ins.i64(id).i64(s.ts_ns[k]).real(s.values[k]).run();
-    }
-    for (const auto& o : m.operator_timings)
-      operator_ins.i64(t).text(std::string_view(o.source)).text(std::string_view(o.row.operator_name)).text(o.row.module)
-          .i64(o.row.time_ns).i64(o.row.count).i64(o.row.first_line).run();
-    for (const auto& [kind, issue] : m.issues)
-      issue_ins.i64(t).text(std::string_view(kind)).i64(issue.count).text(std::string_view(issue.example))
-          .text(std::string_view(issue.location)).run();
+    drop(range_ins, m.ranges, d.range_parent, d.range_depth, d.range_marker);  // collectives stay: bound texts
   }
 
   // OS runtime calls and CPU samples with their frames (schema/0007_host_activity.sql).
@@ -777,12 +794,25 @@ struct Writer {
 
 }  // namespace
 
-void write_models(Store& store, const std::vector<TraceModel*>& models, const JobFacts* jobs, bool release) {
+struct ModelWrite::State {
+  State(sqlite3* handle, std::vector<TraceModel*> all) : h(handle), models(std::move(all)), strings(h), bases(models.size()) {}
+  sqlite3* h;
+  std::vector<TraceModel*> models;
+  GlobalStrings strings;
+  std::vector<Bases> bases;
+  int64_t next_op = 0;
+  std::unique_ptr<Writer> w;
+  size_t ranges_written = 0;
+  bool imported_written = false;
+  bool finished = false;
+};
+
+ModelWrite::ModelWrite(Store& store, std::vector<TraceModel*> models, bool release) {
   sqlite3* h = store.db().getHandle();
   exec(h, "BEGIN");
   try {
-    GlobalStrings strings(h);
-    std::vector<Bases> bases(models.size());
+    s_ = std::make_unique<State>(h, std::move(models));
+    auto& bases = s_->bases;
     Bases next;
     next.trace = max_of(h, "SELECT MAX(trace_id) FROM trace") + 1;
     next.kernel = max_of(h, "SELECT MAX(id) FROM _kernel") + 1;
@@ -791,12 +821,12 @@ void write_models(Store& store, const std::vector<TraceModel*>& models, const Jo
     next.api = max_of(h, "SELECT MAX(id) FROM _api_call") + 1;
     next.range = max_of(h, "SELECT MAX(id) FROM _range") + 1;
     next.sync = max_of(h, "SELECT MAX(id) FROM sync_event") + 1;
-    next.op = max_of(h, "SELECT MAX(id) FROM _op") + 1;
+    s_->next_op = max_of(h, "SELECT MAX(id) FROM _op") + 1;
     next.os_call = max_of(h, "SELECT MAX(id) FROM _os_call") + 1;
     next.cpu_sample = max_of(h, "SELECT MAX(id) FROM _cpu_sample") + 1;
     next.series = max_of(h, "SELECT MAX(series_id) FROM sample_series") + 1;
-    for (size_t i = 0; i < models.size(); ++i) {
-      const TraceModel& m = *models[i];
+    for (size_t i = 0; i < s_->models.size(); ++i) {
+      const TraceModel& m = *s_->models[i];
       Bases& b = bases[i];
       b.trace = next.trace++;
       b.kernel = next.kernel;
@@ -805,7 +835,6 @@ void write_models(Store& store, const std::vector<TraceModel*>& models, const Jo
       b.api = next.api;
       b.range = next.range;
       b.sync = next.sync;
-      b.op = next.op;
       b.os_call = next.os_call;
       b.cpu_sample = next.cpu_sample;
       b.series = next.series;
@@ -816,35 +845,77 @@ void write_models(Store& store, const std::vector<TraceModel*>& models, const Jo
       next.api += static_cast<int64_t>(m.apis.size());
       next.range += static_cast<int64_t>(m.ranges.size());
       next.sync += static_cast<int64_t>(m.syncs.size());
-      next.op += static_cast<int64_t>(m.derived.ops.size());
       next.os_call += static_cast<int64_t>(m.os_calls.size());
       next.cpu_sample += static_cast<int64_t>(m.cpu_samples.size());
-      b.string_ids.assign(static_cast<size_t>(m.strings.size()) + 1, kNone);
     }
-    // Texts: every trace's imported texts, then the ones derivation added (new op names), so that
-    // ids are those of importing every file and then deriving every trace.
-    for (size_t i = 0; i < models.size(); ++i) {
-      const TraceModel& m = *models[i];
+    // Texts: every trace's imported texts now, the ones derivation adds (new op names) in
+    // finish(), so that ids are those of importing every file and then deriving every trace.
+    for (size_t i = 0; i < s_->models.size(); ++i) {
+      const TraceModel& m = *s_->models[i];
       int64_t imported = std::min(m.imported_strings, m.strings.size());
-      for (int64_t s = 1; s <= imported; ++s) bases[i].string_ids[static_cast<size_t>(s)] = strings.id(m.strings.text(s));
+      bases[i].string_ids.assign(static_cast<size_t>(imported) + 1, kNone);
+      for (int64_t s = 1; s <= imported; ++s) bases[i].string_ids[static_cast<size_t>(s)] = s_->strings.id(m.strings.text(s));
     }
-    for (size_t i = 0; i < models.size(); ++i) {
-      const TraceModel& m = *models[i];
-      for (int64_t s = m.imported_strings + 1; s <= m.strings.size(); ++s)
-        bases[i].string_ids[static_cast<size_t>(s)] = strings.id(m.strings.text(s));
-    }
-    Writer w(h);
-    w.release = release;
-    for (size_t i = 0; i < models.size(); ++i) w.facts(*models[i], bases[i]);
-    for (size_t i = 0; i < models.size(); ++i) w.derived(*models[i], bases[i]);
-    if (jobs) w.jobs(*jobs, bases);
-    w.flush();
-    exec(h, "COMMIT");
-    for (size_t i = 0; i < models.size(); ++i) models[i]->trace_id = bases[i].trace;
+    s_->w = std::make_unique<Writer>(h);
+    s_->w->release = release;
   } catch (...) {
+    s_.reset();
     sqlite3_exec(h, "ROLLBACK", nullptr, nullptr, nullptr);
     throw;
   }
+}
+
+ModelWrite::~ModelWrite() {
+  if (!s_ || s_->finished) return;
+  sqlite3* h = s_->h;
+  s_.reset();  // the statements go before the transaction does
+  sqlite3_exec(h, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+void ModelWrite::write_imported() {
+  if (s_->imported_written) throw Error("internal: the imported tables were written already");
+  for (size_t i = 0; i < s_->models.size(); ++i) s_->w->imported(*s_->models[i], s_->bases[i]);
+  s_->imported_written = true;
+}
+
+void ModelWrite::write_ranges(size_t model) {
+  if (model != s_->ranges_written || model >= s_->models.size())
+    throw Error("internal: ranges of model " + std::to_string(model) + " written out of order");
+  s_->w->ranges(*s_->models[model], s_->bases[model]);
+  ++s_->ranges_written;
+}
+
+void ModelWrite::finish(const JobFacts* jobs) {
+  State& st = *s_;
+  if (!st.imported_written) write_imported();
+  while (st.ranges_written < st.models.size()) write_ranges(st.ranges_written);
+  for (size_t i = 0; i < st.models.size(); ++i) {
+    st.bases[i].op = st.next_op;
+    st.next_op += static_cast<int64_t>(st.models[i]->derived.ops.size());
+  }
+  for (size_t i = 0; i < st.models.size(); ++i) {
+    const TraceModel& m = *st.models[i];
+    auto& ids = st.bases[i].string_ids;
+    auto imported = static_cast<int64_t>(ids.size()) - 1;
+    ids.resize(static_cast<size_t>(m.strings.size()) + 1, kNone);
+    for (int64_t s = imported + 1; s <= m.strings.size(); ++s) ids[static_cast<size_t>(s)] = st.strings.id(m.strings.text(s));
+  }
+  Writer& w = *st.w;
+  for (size_t i = 0; i < st.models.size(); ++i) w.linked(*st.models[i], st.bases[i]);
+  for (size_t i = 0; i < st.models.size(); ++i) w.derived(*st.models[i], st.bases[i]);
+  if (jobs) w.jobs(*jobs, st.bases);
+  w.flush();
+  st.w.reset();
+  exec(st.h, "COMMIT");
+  st.finished = true;
+  for (size_t i = 0; i < st.models.size(); ++i) st.models[i]->trace_id = st.bases[i].trace;
+}
+
+void write_models(Store& store, const std::vector<TraceModel*>& models, const JobFacts* jobs, bool release) {
+  ModelWrite write(store, models, release);
+  write.write_imported();
+  for (size_t i = 0; i < models.size(); ++i) write.write_ranges(i);
+  write.finish(jobs);
 }
 
 void clear_store(Store& store) {

@@ -6,6 +6,7 @@
 // reads a store's facts back into models (derived columns are not read: they are derived again).
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "engine/model/model.hpp"
@@ -23,6 +24,32 @@ namespace proflint {
 // the store's were the peak of a load); the models are then good for nothing but their trace_id.
 void write_models(Store& store, const std::vector<TraceModel*>& models, const JobFacts* jobs = nullptr,
                   bool release = false);
+
+// write_models in steps, so that the tables derivation does not touch, and the ranges once
+// derivation has decided their columns, go in while the rest of derivation runs (the pipeline's
+// load, engine/pipeline/load.cpp): one transaction from construction to finish(), rolled back
+// when the object goes without finish(). The constructor takes the models' imported texts (it must
+// run before derivation adds texts); write_imported() writes the rows derivation neither reads
+// nor changes; write_ranges(i), in model order, model i's ranges with the derived columns
+// derivation has published (derive_trace's ranges_derived); finish() the rest, once every model
+// is derived. One thread at a time: calls on one object may come from different threads only
+// one after the other (a join or a lock between them). The same rows, ids and texts as
+// write_models, which is these steps in order.
+class ModelWrite {
+ public:
+  ModelWrite(Store& store, std::vector<TraceModel*> models, bool release);
+  ~ModelWrite();
+  ModelWrite(const ModelWrite&) = delete;
+  ModelWrite& operator=(const ModelWrite&) = delete;
+
+  void write_imported();
+  void write_ranges(size_t model);
+  void finish(const JobFacts* jobs);
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 // The imported facts of every trace in the store, in trace_id order. `was_derived` tells which
 // traces had been derived (trace.iteration_source set).
