@@ -151,7 +151,7 @@ void attribute_gpu_to_ops(TraceData& t) {
       op.name_id = t.intern(name);
       op.op_type = "unassociated";
       op.pass = "other";
-      op.path = t.op_paths.add("/" + name);
+      op.path_node = t.op_paths.add_verbatim(name);  // "/" + name
       op.start = start;
       op.dur = end - start;
       t.ops.push_back(std::move(op));

@@ -137,7 +137,7 @@ struct TraceData {
   StringTable own_names;
   // normalize_op_type once per op name (ops repeat names; a node map keeps the texts in place).
   std::unordered_map<int64_t, std::string> op_type_of_name;
-  TextArena op_paths;  // the ops' paths (OpFact::path), moved into DerivedFacts with the ops
+  PathTree op_paths;  // the ops' paths (OpFact::path_node), moved into DerivedFacts with the ops
 
   // derived: source and module attribution (source.hpp), in the model's row positions
   std::vector<SourceFact> sources;

@@ -205,18 +205,6 @@ bool is_tc_eligible(std::string_view op_type, std::optional<std::string_view> in
 
 namespace {
 
-const std::string kRootPath;
-
-// A 16-hex-digit FNV-1a digest, so that a shortened label or path stays distinct from others.
-std::string digest(std::string_view text) {
-  uint64_t h = 1469598103934665603ull;
-  for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  static const char* hex = "0123456789abcdef";
-  std::string out(16, '0');
-  for (int i = 15; i >= 0; --i, h >>= 4) out[static_cast<size_t>(i)] = hex[h & 15];
-  return out;
-}
-
 // `text` cut to at most `n` bytes at a UTF-8 character boundary.
 std::string_view utf8_prefix(std::string_view text, size_t n) {
   if (text.size() <= n) return text;
@@ -225,21 +213,18 @@ std::string_view utf8_prefix(std::string_view text, size_t n) {
 }
 
 // The label a range gives its path: its name, or for names over kMaxPathLabelBytes the first
-// bytes, "…#" and a digest of the whole name. Cached per name id: a long name is hashed once.
-const std::string& path_label(TraceData& t, int64_t label_id, std::unordered_map<int64_t, std::string>& long_labels) {
+// bytes, "…#" and a digest of the whole name, kept by the path tree. Cached per name id: a long
+// name is hashed once.
+std::string_view path_label(TraceData& t, int64_t label_id, std::unordered_map<int64_t, std::string_view>& long_labels) {
   const std::string& name = t.text(label_id);
   if (name.size() <= kMaxPathLabelBytes) return name;
   auto it = long_labels.find(label_id);
   if (it == long_labels.end())
-    it = long_labels.emplace(label_id, std::string(utf8_prefix(name, kMaxPathLabelBytes - 20)) + "\u2026#" + digest(name)).first;
+    it = long_labels
+             .emplace(label_id, t.op_paths.keep(std::string(utf8_prefix(name, kMaxPathLabelBytes - 20)) + "\u2026#" +
+                                                path_digest(name)))
+             .first;
   return it->second;
-}
-
-// parent + "/" + label, with a parent path that would make it longer than kMaxPathBytes replaced
-// by "/…#" and its digest: paths of deep nestings stay bounded and distinct.
-std::string join_path(const std::string& parent, const std::string& label) {
-  if (parent.size() + 1 + label.size() <= kMaxPathBytes) return parent + "/" + label;
-  return "/\u2026#" + digest(parent) + "/" + label;
 }
 
 bool is_path_kind(RangeKind k) { return k != RangeKind::python_function && k != RangeKind::gpu_user_annotation; }
@@ -248,8 +233,8 @@ struct Frame {
   int64_t range = -1;
   int64_t op = -1;          // nearest op at or above this frame
   int64_t path_frame = -1;  // index in the stack of the nearest path node at or above (-1: none)
+  int32_t path_node = PathTree::kTop;  // set for path nodes: its node in TraceData::op_paths
   bool in_optimizer = false, in_dataloader = false, in_backward = false;
-  std::string path;  // set for path nodes
   std::unordered_map<int64_t, int32_t> child_counts;
 };
 
@@ -347,7 +332,7 @@ void build_ops(TraceData& t) {
     bool backward_thread = is_backward_thread(t, begin, end);
     std::vector<Frame> stack;
     std::unordered_map<int64_t, int32_t> top_counts;  // sibling counters of top-level path nodes
-    std::unordered_map<int64_t, std::string> long_labels;  // path_label of names over kMaxPathLabelBytes
+    std::unordered_map<int64_t, std::string_view> long_labels;  // path_label of names over kMaxPathLabelBytes
     int32_t top_iteration = -2;
     for (size_t i = begin; i < end; ++i) {
       auto& r = ranges[i];
@@ -372,10 +357,10 @@ void build_ops(TraceData& t) {
       if (is_path_kind(r.kind)) {
         int64_t label_id = becomes_op ? r.op_name_id : r.name_id;
         std::unordered_map<int64_t, int32_t>* counts;
-        const std::string* parent_path = nullptr;
+        int32_t parent_node = PathTree::kTop;
         if (f.path_frame >= 0) {
           counts = &stack[static_cast<size_t>(f.path_frame)].child_counts;
-          parent_path = &stack[static_cast<size_t>(f.path_frame)].path;
+          parent_node = stack[static_cast<size_t>(f.path_frame)].path_node;
         } else {
           // Top-level siblings are numbered per iteration so the same op has the same path in every
           // iteration that is not itself a path node (auto-detected or key-node iterations).
@@ -384,11 +369,9 @@ void build_ops(TraceData& t) {
             top_iteration = iteration;
           }
           counts = &top_counts;
-          parent_path = &kRootPath;
         }
         int32_t k = ++(*counts)[label_id];
-        f.path = join_path(*parent_path, path_label(t, label_id, long_labels));
-        if (k > 1) f.path += "(" + std::to_string(k) + ")";
+        f.path_node = t.op_paths.add(parent_node, path_label(t, label_id, long_labels), k);
         f.path_frame = static_cast<int64_t>(stack.size());
       }
       if (becomes_op) {
@@ -401,7 +384,7 @@ void build_ops(TraceData& t) {
         op.op_type = type->second;
         op.parent = f.op;
         op.depth = f.op >= 0 ? t.ops[static_cast<size_t>(f.op)].depth + 1 : 0;
-        op.path = t.op_paths.add(f.path);
+        op.path_node = f.path_node;  // kTop (path '') for a range of no path kind: none becomes an op
         op.iteration = iteration;
         op.pass = f.in_optimizer    ? "optimizer"
                   : f.in_backward   ? "bwd"

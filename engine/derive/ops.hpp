@@ -56,13 +56,8 @@ void nest_ranges(TraceData& trace);
 // top-level ranges are backward nodes and it holds no step markers.
 bool is_backward_thread(const TraceData& trace, size_t begin, size_t end);
 
-// Op paths copy their ancestors' names, so one long NVTX range name would be copied into every op
-// beneath it (issue 20: a 1 MB name cost 781 MB). A path label is the name when it has at most
-// kMaxPathLabelBytes bytes, else its first bytes + "…#" + a 16-hex-digit digest of the whole
-// name; a path longer than kMaxPathBytes restarts from "/…#" + a digest of its parent's path.
-// Either way an op's path has at most kMaxPathBytes + kMaxPathLabelBytes + a few bytes.
-inline constexpr size_t kMaxPathLabelBytes = 256;
-inline constexpr size_t kMaxPathBytes = 4096;
+// Op paths are bounded (kMaxPathLabelBytes, kMaxPathBytes: engine/model/op_paths.hpp) and kept as
+// a tree (PathTree), spelled when the store is written.
 
 // Builds trace.ops from the nested ranges and the iterations (after nesting and iteration
 // detection): one op per op-candidate range, with parent/depth among ops, DLProf-style path,

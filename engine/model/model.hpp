@@ -8,10 +8,8 @@
 // refers to rows by position and never by database id. NULL is kNone.
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
-#include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
@@ -21,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/model/op_paths.hpp"
 #include "engine/model/rows.hpp"
 
 namespace proflint {
@@ -60,39 +59,6 @@ class StringTable {
   };
   std::deque<std::string> texts_;
   std::unordered_map<std::string_view, int64_t, Hash, std::equal_to<>> ids_;
-};
-
-// Texts kept one after the other in large blocks that never move: views into them stay valid for
-// the arena's life, and moving the arena keeps them valid. For many short texts made once (op
-// paths: 470k in the x20 tiled trace) without a string object and a heap block each.
-class TextArena {
- public:
-  TextArena() = default;
-  TextArena(const TextArena&) = delete;  // views point into this arena's blocks
-  TextArena& operator=(const TextArena&) = delete;
-  TextArena(TextArena&&) noexcept = default;
-  TextArena& operator=(TextArena&&) noexcept = default;
-
-  std::string_view add(std::string_view text) {
-    if (text.empty()) return std::string_view("", 0);
-    if (text.size() > room_) {
-      size_t size = std::max(kBlockBytes, text.size());
-      blocks_.push_back(std::make_unique<char[]>(size));
-      next_ = blocks_.back().get();
-      room_ = size;
-    }
-    std::memcpy(next_, text.data(), text.size());
-    std::string_view kept(next_, text.size());
-    next_ += text.size();
-    room_ -= text.size();
-    return kept;
-  }
-
- private:
-  static constexpr size_t kBlockBytes = size_t{1} << 20;
-  std::vector<std::unique_ptr<char[]>> blocks_;
-  char* next_ = nullptr;
-  size_t room_ = 0;
 };
 
 // Fact rows as kept in the model: the importer's rows with texts interned (name ids into
@@ -194,7 +160,7 @@ struct OpFact {
   std::string_view op_type, pass;  // static text or DerivedFacts::op_types
   int64_t parent = -1;  // position in ops
   int32_t depth = 0;
-  std::string_view path;  // in DerivedFacts::op_paths (TraceData::op_paths while derived)
+  int32_t path_node = -1;  // its path: a node of DerivedFacts::op_paths (TraceData::op_paths while derived)
   int32_t iteration = -1;
   // Tensor Core eligibility is counted once per eligible sub-tree: tc_eligible is set only on the
   // outermost eligible op (aten::conv2d, not also its convolution/_convolution/cudnn_convolution
@@ -285,7 +251,7 @@ struct DerivedFacts {
   std::vector<int32_t> sync_iteration;
   std::vector<OpFact> ops;
   std::unordered_map<int64_t, std::string> op_types;  // nodes stay put: OpFact::op_type views them
-  TextArena op_paths;                                 // OpFact::path views them
+  PathTree op_paths;                                  // the ops' paths (OpFact::path_node)
   std::vector<IterationFact> iterations;
   std::string iteration_source = "none";
   std::string workload;  // '' = NULL

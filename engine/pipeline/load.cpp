@@ -340,11 +340,12 @@ class RangesReady {
 // Imports and derives the files and writes them into the fresh `store` in one go, then the indexes
 // readers of the store need. While the models are derived, a second thread writes what is final
 // already: the tables derivation does not touch, then each model's ranges as soon as derivation
-// has nested and classified them (in file order); the rest is written once every model and the
-// jobs across them are derived (ModelWrite). On two cores this puts the range table's write
-// beside derivation (docs/benchmarks.md: the x20 tiled trace, 0.2-0.3 s). The range index is not
-// built there: its sort ran while derivation holds the most memory, and raised the run's peak by
-// 27 MiB (x20: 448 instead of 421 MiB) for 0.13 s.
+// has nested and classified them (in file order), then the index on ranges by thread; the rest is
+// written once every model and the jobs across them are derived (ModelWrite). On two cores this
+// puts the range table's write and index beside derivation (docs/benchmarks.md: the x20 tiled
+// trace 3.55 -> 3.05 s). The index's sort then runs while derivation holds the most memory (x20:
+// peak 390 -> 419 MiB; the 10^6-row nsys export 418 -> 450 MiB, where the thread beside finishes
+// with derivation and the index gains no time).
 // The models are given back table by table as their rows go in and `models` is left empty: the
 // models and the store both whole in memory were the peak of a run (the x20 tiled trace: 541
 // MiB). A store that runs out of room while it is written therefore cannot be written again from
@@ -378,6 +379,7 @@ void load_into(std::vector<std::string> paths, std::vector<TraceModel>& models, 
         if (!ranges.wait(i)) return;
         write.write_ranges(i);
       }
+      store.create_range_thread_index();
     } catch (...) {
       beside_error = std::current_exception();
     }

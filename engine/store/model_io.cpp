@@ -716,14 +716,22 @@ struct Writer {
     DerivedFacts& d = m.derived;
     if (!d.done) return;
     const int64_t t = b.trace;
+    // Paths are spelled here (PathTree), into texts that live until their rows are inserted.
+    PathTree::Speller spell(d.op_paths);
+    TextArena paths;
     for (size_t i = 0; i < d.ops.size(); ++i) {
       const OpFact& op = d.ops[i];
+      if (i % kFeedRows == 0) {
+        op_ins.flush();
+        paths.clear();
+      }
+      std::string_view path = op.path_node >= 0 ? paths.add(spell(op.path_node)) : std::string_view("", 0);
       op_ins.i64(t).i64(at(b.range, op.range)).i64(op.pid).i64(op.tid).i64(op.start)
           .i64(op.dur).i64(sid(b, op.name_id)).text(op.op_type).text(op.pass).i64(at(b.op, op.parent))
-          .i64(int64_t{op.depth}).text(std::string_view(op.path)).i64(iteration_col(op.iteration))
+          .i64(int64_t{op.depth}).text(path).i64(iteration_col(op.iteration))
           .i64(int64_t{op.tc_eligible ? 1 : 0}).i64(op.gpu_time_ns).i64(op.kernel_count).i64(op.tc_time_ns).run();
     }
-    expect_ids(op_ins, "_op", b.op, d.ops.size());
+    expect_ids(op_ins, "_op", b.op, d.ops.size());  // flushes: the last paths are in
     drop(op_ins, d.ops);  // op_types stays: op_type texts point into it
     for (size_t k = 0; k < d.iterations.size(); ++k) {
       const auto& it = d.iterations[k];

@@ -425,6 +425,10 @@ void Store::create_fact_indexes() {
   if (db_->execAndGet("SELECT count(*) FROM trace").getInt64() > 1) create_range_name_index(*db_);
 }
 
+void Store::create_range_thread_index() {
+  db_->exec("CREATE INDEX IF NOT EXISTS range_by_thread ON _range(trace_id, pid, tid, start_ns)");
+}
+
 void Store::create_indexes() {
   create_fact_indexes();
   // A saved store written by an earlier proflint may hold the unused one.

@@ -63,6 +63,9 @@ class Store {
   // Only those on columns that derivation never writes: they can be built before it writes.
   // range_by_name only when the store holds several traces (store.cpp says why).
   void create_fact_indexes();
+  // range_by_thread alone, as soon as the ranges are in: the load writes them beside derivation
+  // and indexes them there too (engine/pipeline/load.cpp); create_fact_indexes then finds it.
+  void create_range_thread_index();
   // The indexes only reports, exports and saved stores use (op_by_range, op_by_name, and
   // range_by_name in a one-trace store), built when one of those first needs them: `analyze` would sort
   // the tables for nothing. Does nothing on a read-only store (one saved by proflint has them).
