@@ -1,7 +1,7 @@
 // ModelWrite (engine/store/model_io.hpp): the store written in steps, the ranges from a second
 // thread while derivation runs, as the load pipeline does (engine/pipeline/load.cpp), holds
 // exactly what write_models writes after derivation; derive_trace publishes the ranges' final
-// columns; a write that does not finish leaves nothing behind. Also TextArena (op paths).
+// columns; a write that does not finish leaves nothing behind.
 #include <SQLiteCpp/Statement.h>
 #include <gtest/gtest.h>
 
@@ -149,25 +149,6 @@ TEST(ModelWrite, RangesOutOfModelOrderAreRefused) {
   EXPECT_THROW(write.write_ranges(0), Error);
   write.write_ranges(1);
   EXPECT_THROW(write.write_ranges(2), Error);
-}
-
-TEST(TextArena, ViewsStayValidAcrossBlocksAndMoves) {
-  TextArena arena;
-  std::vector<std::string> texts;
-  std::vector<std::string_view> views;
-  for (int i = 0; i < 20000; ++i) {
-    texts.push_back("/ProfilerStep#" + std::to_string(i % 7) + "/aten::op" + std::string(static_cast<size_t>(i % 97), 'x'));
-    views.push_back(arena.add(texts.back()));
-  }
-  texts.push_back(std::string((size_t{1} << 20) + 5, 'L'));  // larger than a block
-  views.push_back(arena.add(texts.back()));
-  texts.push_back("after the large one");
-  views.push_back(arena.add(texts.back()));
-  TextArena moved = std::move(arena);
-  for (size_t i = 0; i < texts.size(); ++i) ASSERT_EQ(views[i], texts[i]) << i;
-  std::string_view empty = moved.add("");
-  EXPECT_TRUE(empty.empty());
-  EXPECT_NE(empty.data(), nullptr);  // a text '' in the store, not NULL
 }
 
 }  // namespace
