@@ -70,6 +70,8 @@ void keep_range_results(const TraceData& t, TraceModel& m) {
   }
 }
 
+void add_activity_facts(TraceData& t, const TraceModel& m);
+
 // The C++ passes over one trace's facts, in order; no SQL. The ranges' results go into the model
 // as soon as nesting and classification have decided them (see derive_trace's ranges_derived).
 void compute(TraceData& t, std::vector<BreakdownRow>& breakdown, TraceModel& m, const std::function<void()>& ranges_derived) {
@@ -78,6 +80,7 @@ void compute(TraceData& t, std::vector<BreakdownRow>& breakdown, TraceModel& m, 
   classify_ranges(t);
   keep_range_results(t, m);
   if (ranges_derived) ranges_derived();
+  add_activity_facts(t, m);
   classify_kernels(t);
   clock.lap("nest_classify");
   correlate_gpu_to_api(t);
@@ -112,7 +115,8 @@ RangeKind parse_kind(const std::string* k) {
 
 int64_t end_of(int64_t start, int64_t dur) { return start + std::max<int64_t>(0, dur); }
 
-// The facts derivation reads, in the orders its sweeps need.
+// The facts derivation reads, in the orders its sweeps need: the trace, its devices and ranges
+// here, the rest in add_activity_facts.
 TraceData facts_of(TraceModel& m) {
   TraceData t;
   t.trace_id = m.trace_id;
@@ -150,6 +154,12 @@ TraceData facts_of(TraceModel& m) {
     r.module_id = f.module_id;
     t.ranges.push_back(r);
   }
+  return t;
+}
+
+// The runtime calls, GPU activity and syncs, added once the ranges are nested and classified
+// (which read nothing else): the ranges' columns are published that much sooner.
+void add_activity_facts(TraceData& t, const TraceModel& m) {
   t.apis.reserve(m.apis.size());
   for (size_t i = 0; i < m.apis.size(); ++i) {
     const ApiFact& f = m.apis[i];
@@ -220,7 +230,6 @@ TraceData facts_of(TraceModel& m) {
   });
   t.syncs.reserve(m.syncs.size());
   for (size_t i = 0; i < m.syncs.size(); ++i) t.syncs.push_back({static_cast<int64_t>(i), m.syncs[i].start_ns, -1});
-  return t;
 }
 
 template <typename T>
