@@ -530,8 +530,8 @@ struct Writer {
   }
 
   // The rows of an import that derivation neither changes nor adds columns to. Derivation may be
-  // running on another thread (ModelWrite): only tables it never reads (all but the CUDA graph
-  // nodes, which it does) are given back here.
+  // running on another thread (ModelWrite): only tables it never reads are given back here (not
+  // the CUDA graph nodes and node events, which it reads).
   void imported(TraceModel& m, const Bases& b) {
     const int64_t t = b.trace;
     for (const auto& p : m.processes) process_ins.i64(t).i64(p.pid).text(p.name).run();
@@ -564,8 +564,8 @@ struct Writer {
     for (const auto& [kind, issue] : m.issues)
       issue_ins.i64(t).text(std::string_view(kind)).i64(issue.count).text(std::string_view(issue.example))
           .text(std::string_view(issue.location)).run();
-    // Derivation reads none of these either; while it runs they would be in memory twice (an nsys
-    // export's OS calls and CPU samples: the 10^6-row export's peak 487 -> 430 MiB).
+    // Derivation reads none of these either; while it runs they would be in memory twice, in the
+    // model and in the store (an nsys export's OS calls and CPU samples).
     drop(counter_ins, m.counters);
     drop(os_call_ins, m.os_calls);
     drop(cpu_frame_ins, m.cpu_frames);
