@@ -33,32 +33,28 @@ void SourceSites::add_memcpy(int64_t memcpy_id, int64_t time_ns) { add(Kind::mem
 void SourceSites::add_memset(int64_t memset_id, int64_t time_ns) { add(Kind::memset, memset_id, time_ns); }
 void SourceSites::add_range(int64_t range_id, int64_t time_ns) { add(Kind::range, range_id, time_ns); }
 
-// Rows of `sql` (columns: id, file_id, line, function_id, module_path_id, name[, parent_id[,
-// forward op name]]) whose place is known (a file or a module path), by id. The place's texts
-// are read once per distinct string afterwards: joining the string table four times per row
-// (the source view) cost more than the rest of the lookup.
+// Rows of `sql` (columns: id, file_id, line, function_id, module_path_id, name_id[, parent_id[,
+// forward op's name_id]]) whose place is known (a file or a module path), by id. Every text (the
+// place's and the names) is read afterwards, once per distinct string id not read before: joining
+// the string table per row (four times in the source view, twice here before) cost more than the
+// rest of the lookup, and the ops of one place repeat the same few texts level after level.
 void SourceSites::load_attributed(const char* sql, std::vector<int64_t> ids, std::map<int64_t, Attributed>& into) {
   struct Raw {
     int64_t id;
-    std::optional<int64_t> file, function, module_path;
+    std::optional<int64_t> file, function, module_path, name, forward_name, parent;
     int64_t line;
-    Attributed a;
   };
   std::vector<Raw> raw;
   std::vector<int64_t> strings;
   for_rows_with_ids(facts_.db(), sql, std::move(ids), [&](SQLite::Statement& q) {
-    Raw r{q.getColumn(0).getInt64(), nullable_int(q.getColumn(1)), nullable_int(q.getColumn(3)), nullable_int(q.getColumn(4)),
-          q.getColumn(2).isNull() ? 0 : q.getColumn(2).getInt64(), {}};
-    for (const auto& s : {r.file, r.function, r.module_path})
-      if (s) strings.push_back(*s);
-    r.a.name = q.getColumn(5).getString();
-    if (q.getColumnCount() > 6) r.a.parent = nullable_int(q.getColumn(6));
-    // A backward op placed at its forward op's line is named after that op (schema/0012).
-    if (q.getColumnCount() > 7 && !q.getColumn(7).isNull()) {
-      r.a.backward = true;
-      r.a.name = "backward of " + q.getColumn(7).getString();
-    }
-    raw.push_back(std::move(r));
+    Raw r{q.getColumn(0).getInt64(), nullable_int(q.getColumn(1)), nullable_int(q.getColumn(3)),
+          nullable_int(q.getColumn(4)), nullable_int(q.getColumn(5)), std::nullopt, std::nullopt,
+          q.getColumn(2).isNull() ? 0 : q.getColumn(2).getInt64()};
+    if (q.getColumnCount() > 6) r.parent = nullable_int(q.getColumn(6));
+    if (q.getColumnCount() > 7) r.forward_name = nullable_int(q.getColumn(7));
+    for (const auto& s : {r.file, r.function, r.module_path, r.name, r.forward_name})
+      if (s && !texts_.contains(*s)) strings.push_back(*s);
+    raw.push_back(r);
   });
   for_rows_with_ids(facts_.db(), "SELECT id, value FROM string WHERE id IN ({ids})", std::move(strings),
                     [&](SQLite::Statement& q) { texts_.emplace(q.getColumn(0).getInt64(), q.getColumn(1).getString()); });
@@ -67,12 +63,22 @@ void SourceSites::load_attributed(const char* sql, std::vector<int64_t> ids, std
     auto it = texts_.find(*id);
     return it == texts_.end() ? nullptr : &it->second;
   };
-  for (Raw& r : raw) {
+  for (const Raw& r : raw) {
     const std::string *file = text(r.file), *function = text(r.function), *module_path = text(r.module_path);
-    if (!file && !module_path) continue;
-    r.a.key = Key{file ? *file : std::string(), r.line, function ? *function : std::string(),
-                  module_path ? *module_path : std::string()};
-    into.emplace(r.id, std::move(r.a));
+    const std::string* name = text(r.name);
+    if ((!file && !module_path) || !name) continue;  // no place, or a name the store lacks (as an inner join)
+    Attributed a;
+    a.key = Key{file ? *file : std::string(), r.line, function ? *function : std::string(),
+                module_path ? *module_path : std::string()};
+    a.parent = r.parent;
+    // A backward op placed at its forward op's line is named after that op (schema/0012).
+    if (const std::string* forward = text(r.forward_name)) {
+      a.backward = true;
+      a.name = "backward of " + *forward;
+    } else {
+      a.name = *name;
+    }
+    into.emplace(r.id, std::move(a));
   }
 }
 
@@ -81,9 +87,8 @@ void SourceSites::load_attributed(const char* sql, std::vector<int64_t> ids, std
 void SourceSites::load_ops(std::vector<int64_t> ids) {
   while (!ids.empty()) {
     std::map<int64_t, Attributed> found;
-    load_attributed("SELECT o.id, s.file_id, s.line, s.function_id, s.module_path_id, n.value, o.parent_id, fn.value "
-                    "FROM _op o JOIN string n ON n.id = o.name_id JOIN _source s ON s.op_id = o.id "
-                    "LEFT JOIN _op fo ON fo.id = s.forward_op_id LEFT JOIN string fn ON fn.id = fo.name_id "
+    load_attributed("SELECT o.id, s.file_id, s.line, s.function_id, s.module_path_id, o.name_id, o.parent_id, "
+                    "fo.name_id FROM _op o JOIN _source s ON s.op_id = o.id LEFT JOIN _op fo ON fo.id = s.forward_op_id "
                     "WHERE o.id IN ({ids})",
                     ids, found);
     std::vector<int64_t> parents;
@@ -143,11 +148,11 @@ void SourceSites::resolve() {
       if (!op_found(l.op) && l.api_call) own.push_back(*l.api_call);
   for (const auto& [id, op] : api_op_)
     if (!op_found(op)) own.push_back(id);
-  load_attributed("SELECT a.id, s.file_id, s.line, s.function_id, s.module_path_id, n.value FROM _api_call a "
-                  "JOIN string n ON n.id = a.name_id JOIN _source s ON s.api_call_id = a.id WHERE a.id IN ({ids})",
+  load_attributed("SELECT a.id, s.file_id, s.line, s.function_id, s.module_path_id, a.name_id FROM _api_call a "
+                  "JOIN _source s ON s.api_call_id = a.id WHERE a.id IN ({ids})",
                   std::move(own), api_calls_);
-  load_attributed("SELECT r.id, s.file_id, s.line, s.function_id, s.module_path_id, n.value FROM _range r "
-                  "JOIN string n ON n.id = r.name_id JOIN _source s ON s.range_id = r.id WHERE r.id IN ({ids})",
+  load_attributed("SELECT r.id, s.file_id, s.line, s.function_id, s.module_path_id, r.name_id FROM _range r "
+                  "JOIN _source s ON s.range_id = r.id WHERE r.id IN ({ids})",
                   std::move(ranges), ranges_);
   // 4. Each added row at its place.
   for (const Added& a : added_) {
