@@ -1,6 +1,7 @@
 // engine/derive/iterations.cpp — iteration sources in priority order, period detection, assignment.
 #include "engine/derive/iterations.hpp"
 
+#include "engine/common/ascii.hpp"
 #include "engine/common/suggest.hpp"
 
 #include <algorithm>
@@ -404,17 +405,16 @@ bool key_node_matches(std::string_view name, std::string_view key) {
 }
 
 std::optional<int64_t> step_like_number(std::string_view name) {
-  std::string l(name);
-  for (auto& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (l.find("step") == std::string::npos && l.find("iter") == std::string::npos && l.find("batch") == std::string::npos)
+  if (!contains_ascii_nocase(name, "step") && !contains_ascii_nocase(name, "iter") &&
+      !contains_ascii_nocase(name, "batch"))
     return std::nullopt;
   // The last digit run is the step number.
-  size_t end = l.find_last_of("0123456789");
-  if (end == std::string::npos) return std::nullopt;
+  size_t end = name.find_last_of("0123456789");
+  if (end == std::string_view::npos) return std::nullopt;
   size_t begin = end;
-  while (begin > 0 && std::isdigit(static_cast<unsigned char>(l[begin - 1]))) --begin;
+  while (begin > 0 && std::isdigit(static_cast<unsigned char>(name[begin - 1]))) --begin;
   if (end - begin >= 18) return std::nullopt;
-  return std::stoll(l.substr(begin, end - begin + 1));
+  return std::stoll(std::string(name.substr(begin, end - begin + 1)));
 }
 
 std::string digit_template(std::string_view name) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "engine/common/ascii.hpp"
 #include "engine/derive/breakdown.hpp"
 
 namespace proflint {
@@ -16,12 +17,9 @@ namespace {
 
 int64_t device_of(const GpuRec& g) { return g.device_id == kNone ? 0 : g.device_id; }
 
-bool says_warmup(const std::string& name) {
-  std::string n;
-  n.reserve(name.size());
-  for (char c : name) n.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  for (const char* w : {"warmup", "warm_up", "warm-up", "warm up"})
-    if (n.find(w) != std::string::npos) return true;
+bool says_warmup(std::string_view name) {
+  for (std::string_view w : {"warmup", "warm_up", "warm-up", "warm up"})
+    if (contains_ascii_nocase(name, w)) return true;
   return false;
 }
 
