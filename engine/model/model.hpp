@@ -51,6 +51,8 @@ class StringTable {
     return id >= 1 && id <= size() ? texts_[static_cast<size_t>(id - 1)] : empty;
   }
   int64_t size() const { return static_cast<int64_t>(texts_.size()); }
+  // Room for `n` more texts without growing the lookup table on the way.
+  void reserve_more(size_t n) { ids_.reserve(ids_.size() + n); }
 
  private:
   struct Hash {

@@ -77,6 +77,9 @@ class FactSink {
   void commit();
 
   int64_t intern(std::string_view text) { return model_.strings.intern(text); }
+  // A hint: about `n` more texts follow, most of them new (an nsys export's NVTX events carry a
+  // text each). Growing the lookup table step by step re-hashed every text several times.
+  void expect_texts(size_t n) { model_.strings.reserve_more(n); }
 
   // Kernel, API, range and counter names longer than this are cut to it at import (at a UTF-8
   // character boundary) and counted as an import issue '<table>_name_truncated': real names stay

@@ -437,6 +437,21 @@ TEST_F(NsysImport, ExtremeValuesAreDroppedWithAnIssueNotOverflowed) {
   EXPECT_EQ(one("SELECT sum(dur_ns) FROM kernel"), "200");
 }
 
+// The importer sizes its text table from the NVTX table's largest rowid (one b-tree descent, no
+// count). A rowid of 2^62 on a file of a few pages must not ask for a table that large: the hint
+// is bounded by the file's size, and the ranges load as in any export.
+TEST_F(NsysImport, HugeNvtxRowidDoesNotSizeTheTextTable) {
+  std::ostringstream s;
+  s << "CREATE TABLE NVTX_EVENTS (" << kNvtx2020 << ");"
+    << "INSERT INTO NVTX_EVENTS (rowid, start, end, eventType, text, globalTid) VALUES"
+       " (1, 100, 200, 59, 'first', " << gtid(4242, 4243) << "),"
+       " (4611686018427387904, 300, 450, 59, 'far', " << gtid(4242, 4243) << ");";
+  auto path = make_db("huge_rowid.sqlite", s.str());
+  import(path);
+  EXPECT_EQ(rows("SELECT start_ns, dur_ns, name FROM range ORDER BY start_ns"),
+            (std::vector<std::string>{"100|100|first", "300|150|far"}));
+}
+
 TEST_F(NsysImport, CuptiNumberingWhenEnumTablesAreAbsent) {
   auto path = make_db("2026_no_enums.sqlite", schema_2026(false));
   import(path);

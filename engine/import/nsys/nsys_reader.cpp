@@ -219,17 +219,36 @@ void ExportReader::guarded(const std::string& table, void (ExportReader::*step)(
   if (progress_) progress_->update(static_cast<uint64_t>(w_.rows_written()));
 }
 
+// The largest rowid of `table`: its row count unless rows were deleted (one b-tree descent, where
+// count(*) would read the table). 0 when it is missing or unreadable.
+uint64_t ExportReader::table_rows(const std::string& table) const {
+  if (!file_.has_table(table)) return 0;
+  uint64_t rows = 0;
+  sqlite3_stmt* st = nullptr;
+  std::string sql = "SELECT max(rowid) FROM \"" + table + "\"";
+  if (sqlite3_prepare_v2(file_.handle(), sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    rows = static_cast<uint64_t>(std::max<sqlite3_int64>(0, sqlite3_column_int64(st, 0)));
+  sqlite3_finalize(st);
+  return rows;
+}
+
+uint64_t ExportReader::file_bytes() const {
+  auto pragma = [&](const char* sql) {
+    int64_t v = 0;
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(file_.handle(), sql, -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+      v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return static_cast<uint64_t>(std::max<int64_t>(0, v));
+  };
+  return pragma("PRAGMA page_count") * pragma("PRAGMA page_size");
+}
+
 uint64_t ExportReader::estimated_rows() const {
   uint64_t total = 0;
   for (const std::string& table : std::vector<std::string>{kKernel, kMemcpy, kMemset, kSync, kRuntime, kNvtx,
-                                                            "CUDA_GPU_MEMORY_USAGE_EVENTS", "GPU_METRICS"}) {
-    if (!file_.has_table(table)) continue;
-    sqlite3_stmt* st = nullptr;
-    std::string sql = "SELECT max(rowid) FROM \"" + table + "\"";
-    if (sqlite3_prepare_v2(file_.handle(), sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-      total += static_cast<uint64_t>(std::max<sqlite3_int64>(0, sqlite3_column_int64(st, 0)));
-    sqlite3_finalize(st);
-  }
+                                                            "CUDA_GPU_MEMORY_USAGE_EVENTS", "GPU_METRICS"})
+    total += table_rows(table);
   return total;
 }
 
@@ -769,6 +788,9 @@ void ExportReader::read_nvtx() {
   if (!file_.has_table(kNvtx)) return;
   enum { kStart, kEnd, kType, kText, kTextId, kGlobalTid, kDomain };
   Rows rows(file_, kNvtx, kNvtxColumns);
+  // Each event may carry a text of its own. The hint is bounded by the file's size (a row takes
+  // more than 16 bytes), so that a damaged rowid cannot ask for a huge table.
+  w_.expect_texts(static_cast<size_t>(std::min(table_rows(kNvtx), file_bytes() / 16)));
   std::string scratch, text_scratch;
   while (rows.next()) {
     w_.count_event();

@@ -60,6 +60,8 @@ class ExportReader {
   // Rows of the activity tables (an estimate from their largest rowid, without a scan): the total
   // of the progress bar, which advances as each table is read.
   uint64_t estimated_rows() const;
+  uint64_t table_rows(const std::string& table) const;  // its largest rowid; 0 when missing
+  uint64_t file_bytes() const;                          // pages x page size
   void set_progress(ProgressBar* progress) { progress_ = progress; }
   // Reads every table it knows. A table that fails midway (truncated file) keeps the rows read
   // before the failure, is counted as 'table_unreadable', and the other tables still run.
