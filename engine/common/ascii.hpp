@@ -18,4 +18,10 @@ constexpr bool contains_ascii_nocase(std::string_view text, std::string_view low
   return std::search(text.begin(), text.end(), lower_word.begin(), lower_word.end(), same) != text.end();
 }
 
+// True when `text` is `lower_word` (given in lower case) in any ASCII case.
+constexpr bool equals_ascii_nocase(std::string_view text, std::string_view lower_word) {
+  auto same = [](char a, char b) { return ascii_lower(a) == b; };
+  return text.size() == lower_word.size() && std::equal(text.begin(), text.end(), lower_word.begin(), same);
+}
+
 }  // namespace proflint

@@ -7,17 +7,13 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "engine/common/ascii.hpp"
+
 namespace proflint {
 
 namespace {
 
 bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool contains(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
 
@@ -89,14 +85,13 @@ std::optional<int64_t> profiler_step_number(std::string_view name) {
 
 bool is_optimizer_step(std::string_view name) {
   if (name.size() < 14) return false;
-  std::string l = lower(name.substr(0, 14));
-  return l == "optimizer.step" && (name.size() == 14 || name[14] == '#');
+  return equals_ascii_nocase(name.substr(0, 14), "optimizer.step") && (name.size() == 14 || name[14] == '#');
 }
 
 MarkerKind classify_marker(std::string_view name) {
   if (profiler_step_number(name)) return MarkerKind::profiler_step;
   if (name.starts_with("Optimizer.") && contains(name, "#")) return MarkerKind::optimizer;  // step, zero_grad
-  if (is_optimizer_step(name) || lower(name) == "optimizer.zero_grad") return MarkerKind::optimizer;
+  if (is_optimizer_step(name) || equals_ascii_nocase(name, "optimizer.zero_grad")) return MarkerKind::optimizer;
   if (contains(name, "enumerate(DataLoader)") || contains(name, "enumerate(DataPipe)") ||
       (contains(name, "DataLoader") && contains(name, "__next__")))
     return MarkerKind::dataloader;
@@ -351,7 +346,7 @@ void build_ops(TraceData& t) {
       f.in_optimizer = f.in_optimizer || r.marker == MarkerKind::optimizer;
       f.in_dataloader = f.in_dataloader || r.marker == MarkerKind::dataloader;
       f.in_backward = f.in_backward || backward_thread || r.backward_name ||
-                      (r.kind == RangeKind::user_annotation && lower(name).find("backward") != std::string::npos);
+                      (r.kind == RangeKind::user_annotation && contains_ascii_nocase(name, "backward"));
       int32_t iteration = iteration_at(t.iterations, r.start);
       bool becomes_op = r.op_candidate && !(r.iteration_marker && r.kind != RangeKind::cpu_op);
       if (is_path_kind(r.kind)) {

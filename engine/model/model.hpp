@@ -31,36 +31,63 @@ inline int64_t or_none(const opt_i64& v) { return v ? *v : kNone; }
 
 // Interned texts with dense ids 1..size() in the order they were first seen (the store's string
 // ids are these, shifted when several traces share one table). Views into the texts stay valid.
+// The lookup is an open-addressing table of (hash, id) slots probed linearly: one contiguous array
+// instead of a node per text, and a text is compared only where the full hash matches (an nsys
+// export brings ~10^6 lookups of ~270k distinct NVTX texts; the node-based map was ~4% of the run).
 class StringTable {
  public:
   int64_t intern(std::string_view text) {
-    auto it = ids_.find(text);
-    if (it != ids_.end()) return it->second;
+    size_t h = hash(text);
+    size_t at = probe(text, h);
+    if (slots_[at].id != 0) return slots_[at].id;
     texts_.emplace_back(text);
     int64_t id = static_cast<int64_t>(texts_.size());
-    ids_.emplace(texts_.back(), id);
+    slots_[at] = {h, id};
+    if (texts_.size() > max_load()) grow(slots_.size() * 2);
     return id;
   }
   // The id of `text`, or 0 when it was never interned.
-  int64_t find(std::string_view text) const {
-    auto it = ids_.find(text);
-    return it == ids_.end() ? 0 : it->second;
-  }
+  int64_t find(std::string_view text) const { return slots_[probe(text, hash(text))].id; }
   const std::string& text(int64_t id) const {
     static const std::string empty;
     return id >= 1 && id <= size() ? texts_[static_cast<size_t>(id - 1)] : empty;
   }
   int64_t size() const { return static_cast<int64_t>(texts_.size()); }
   // Room for `n` more texts without growing the lookup table on the way.
-  void reserve_more(size_t n) { ids_.reserve(ids_.size() + n); }
+  void reserve_more(size_t n) {
+    size_t want = slots_.size();
+    while ((texts_.size() + n) > want / 4 * 3) want *= 2;
+    if (want != slots_.size()) grow(want);
+  }
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  struct Slot {
+    size_t hash = 0;
+    int64_t id = 0;  // 0: empty
   };
+  static size_t hash(std::string_view s) { return std::hash<std::string_view>{}(s); }
+  size_t max_load() const { return slots_.size() / 4 * 3; }
+  // The slot holding `text`, or the empty slot where it would go.
+  size_t probe(std::string_view text, size_t h) const {
+    size_t mask = slots_.size() - 1;
+    for (size_t at = h & mask;; at = (at + 1) & mask) {
+      const Slot& s = slots_[at];
+      if (s.id == 0 || (s.hash == h && texts_[static_cast<size_t>(s.id - 1)] == text)) return at;
+    }
+  }
+  void grow(size_t capacity) {
+    std::vector<Slot> old(capacity);
+    old.swap(slots_);
+    size_t mask = capacity - 1;
+    for (const Slot& s : old) {
+      if (s.id == 0) continue;
+      size_t at = s.hash & mask;
+      while (slots_[at].id != 0) at = (at + 1) & mask;
+      slots_[at] = s;
+    }
+  }
   std::deque<std::string> texts_;
-  std::unordered_map<std::string_view, int64_t, Hash, std::equal_to<>> ids_;
+  std::vector<Slot> slots_ = std::vector<Slot>(16);  // a power of two, at most 3/4 full
 };
 
 // Fact rows as kept in the model: the importer's rows with texts interned (name ids into

@@ -31,14 +31,26 @@ TEST(Ascii, FindsAWordInAnyCase) {
   EXPECT_EQ(ascii_lower('\xC9'), '\xC9');
 }
 
+TEST(Ascii, EqualsAWordInAnyCase) {
+  EXPECT_TRUE(equals_ascii_nocase("Optimizer.Zero_Grad", "optimizer.zero_grad"));
+  EXPECT_FALSE(equals_ascii_nocase("Optimizer.zero_grad#SGD", "optimizer.zero_grad"));
+  EXPECT_FALSE(equals_ascii_nocase("optimizer", "optimizer.zero_grad"));
+  EXPECT_TRUE(equals_ascii_nocase("", ""));
+  EXPECT_FALSE(equals_ascii_nocase("\xC3\x89", "\xC3\xA9"));
+}
+
 TEST(Ascii, AgreesWithLowerCasingACopy) {
   std::mt19937 rng(11);
   const std::string alphabet = "sStTeEpPwWaArRmMuU-_ 09\xC3\x89";
   for (int n = 0; n < 20000; ++n) {
     std::string text(rng() % 14, ' ');
     for (auto& c : text) c = alphabet[rng() % alphabet.size()];
-    for (std::string_view word : {"step", "warmup", "warm-up", "iter", "a"})
+    for (std::string_view word : {"step", "warmup", "warm-up", "iter", "a"}) {
       ASSERT_EQ(contains_ascii_nocase(text, word), by_copy(text, word)) << text << " / " << word;
+      std::string l(text);
+      for (auto& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      ASSERT_EQ(equals_ascii_nocase(text, word), l == word) << text << " / " << word;
+    }
   }
 }
 
