@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "engine/analysis/detector.hpp"
 #include "engine/common/format.hpp"
@@ -45,51 +48,59 @@ int64_t median_value(std::vector<int64_t> v) {
 }
 
 std::vector<Gpu> gpus_of(const Facts& facts, const TraceSummary& s) {
+  // The trace's iterations: ordinal -> number (none when the trace does not number it).
+  std::map<int64_t, std::optional<int64_t>> numbers;
+  {
+    SQLite::Statement i(facts.db(), "SELECT iteration, number FROM iteration WHERE trace_id = ?1");
+    i.bind(1, s.trace_id);
+    while (i.executeStep())
+      numbers[i.getColumn(0).getInt64()] = i.getColumn(1).isNull() ? std::nullopt : std::optional(i.getColumn(1).getInt64());
+  }
+  // One pass over the device's kernels, copies and memsets (three queries over the kernels before:
+  // 0.28 s on a 10^6-row nsys export): busy intervals and communication time per device, compute
+  // kernels per (device, iteration) and the work (compute kernels, copies, memsets) per (device,
+  // iteration) in an iteration of the iteration table. Communication = category 'communication'.
   std::map<int64_t, std::vector<Interval>> busy;
   std::map<int64_t, int64_t> comm;
+  std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>> kernels;  // (device, iteration) -> (count, time)
+  std::map<std::pair<int64_t, int64_t>, int64_t> work;                        // (device, iteration) -> time
   SQLite::Statement q(facts.db(),
-      "SELECT device_id, start_ns, end_ns, category = 'communication', dur_ns FROM kernel WHERE trace_id = ?1 AND device_id IS NOT NULL "
-      "UNION ALL SELECT device_id, start_ns, end_ns, 0, dur_ns FROM memcpy WHERE trace_id = ?1 AND device_id IS NOT NULL "
-      "UNION ALL SELECT device_id, start_ns, end_ns, 0, dur_ns FROM memset WHERE trace_id = ?1 AND device_id IS NOT NULL");
+      "SELECT device_id, start_ns, end_ns, category = 'communication', dur_ns, iteration, 1 FROM kernel "
+      "WHERE trace_id = ?1 AND device_id IS NOT NULL "
+      "UNION ALL SELECT device_id, start_ns, end_ns, 0, dur_ns, iteration, 0 FROM memcpy WHERE trace_id = ?1 AND device_id IS NOT NULL "
+      "UNION ALL SELECT device_id, start_ns, end_ns, 0, dur_ns, iteration, 0 FROM memset WHERE trace_id = ?1 AND device_id IS NOT NULL");
   q.bind(1, s.trace_id);
   while (q.executeStep()) {
-    int64_t d = q.getColumn(0).getInt64();
+    int64_t d = q.getColumn(0).getInt64(), dur = q.getColumn(4).getInt64();
     if (!q.getColumn(3).isNull() && q.getColumn(3).getInt() == 1) {
-      comm[d] += q.getColumn(4).getInt64();
+      comm[d] += dur;
       busy[d];  // a device that only communicates still counts
-    } else {
-      busy[d].push_back({q.getColumn(1).getInt64(), q.getColumn(2).getInt64()});
+      continue;
     }
+    busy[d].push_back({q.getColumn(1).getInt64(), q.getColumn(2).getInt64()});
+    if (q.getColumn(5).isNull()) continue;
+    int64_t it = q.getColumn(5).getInt64();
+    if (q.getColumn(6).getInt() == 1) {
+      auto& k = kernels[{d, it}];
+      k.first += 1;
+      k.second += dur;
+    }
+    if (numbers.count(it)) work[{d, it}] += dur;
   }
   // Work done per step: compute kernels and their time in each iteration (launch iteration).
   std::map<int64_t, std::pair<std::vector<int64_t>, std::vector<int64_t>>> per_step;  // device -> (counts, times)
-  {
-    SQLite::Statement k(facts.db(),
-        "SELECT device_id, iteration, count(*), sum(dur_ns) FROM kernel WHERE trace_id = ?1 AND device_id IS NOT NULL AND "
-        "iteration IS NOT NULL AND category IS NOT 'communication' GROUP BY 1, 2");
-    k.bind(1, s.trace_id);
-    while (k.executeStep()) {
-      auto& e = per_step[k.getColumn(0).getInt64()];
-      e.first.push_back(k.getColumn(2).getInt64());
-      e.second.push_back(k.getColumn(3).getInt64());
-    }
+  for (const auto& [key, k] : kernels) {
+    auto& e = per_step[key.first];
+    e.first.push_back(k.first);
+    e.second.push_back(k.second);
   }
   std::map<int64_t, std::map<int64_t, int64_t>> by_ordinal, by_number;  // device -> step -> work
   bool numbered = true;
-  {
-    SQLite::Statement k(facts.db(),
-        "SELECT x.device_id, i.iteration, i.number, sum(x.dur_ns) FROM ("
-        " SELECT device_id, iteration, dur_ns FROM kernel WHERE trace_id = ?1 AND category IS NOT 'communication'"
-        " UNION ALL SELECT device_id, iteration, dur_ns FROM memcpy WHERE trace_id = ?1"
-        " UNION ALL SELECT device_id, iteration, dur_ns FROM memset WHERE trace_id = ?1) x "
-        "JOIN iteration i ON i.trace_id = ?1 AND i.iteration = x.iteration WHERE x.device_id IS NOT NULL GROUP BY 1, 2");
-    k.bind(1, s.trace_id);
-    while (k.executeStep()) {
-      int64_t d = k.getColumn(0).getInt64(), work = k.getColumn(3).getInt64();
-      by_ordinal[d][k.getColumn(1).getInt64()] = work;
-      if (k.getColumn(2).isNull()) numbered = false;
-      else by_number[d][k.getColumn(2).getInt64()] = work;
-    }
+  for (const auto& [key, time] : work) {
+    by_ordinal[key.first][key.second] = time;
+    const auto& number = numbers[key.second];
+    if (!number) numbered = false;
+    else by_number[key.first][*number] = time;
   }
   std::vector<Gpu> out;
   for (auto& [d, list] : busy) {
