@@ -8,6 +8,7 @@
 // refers to rows by position and never by database id. NULL is kNone.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -53,11 +54,19 @@ class StringTable {
     return id >= 1 && id <= size() ? texts_[static_cast<size_t>(id - 1)] : empty;
   }
   int64_t size() const { return static_cast<int64_t>(texts_.size()); }
-  // Room for `n` more texts without growing the lookup table on the way.
+  // Room for `n` more texts without growing the lookup table on the way (callers bound `n` by what
+  // the input can hold).
   void reserve_more(size_t n) {
-    size_t want = slots_.size();
-    while ((texts_.size() + n) > want / 4 * 3) want *= 2;
+    size_t want = capacity_for(texts_.size() + std::min(n, kMaxReserve), slots_.size());
     if (want != slots_.size()) grow(want);
+  }
+  // The lookup table's size for `texts` texts: a power of two from `at_least`, at most 3/4 full.
+  // Reservations stop at kMaxReserve texts, so that the doubling cannot overflow.
+  static constexpr size_t kMaxReserve = size_t{1} << 40;
+  static constexpr size_t capacity_for(size_t texts, size_t at_least = 16) {
+    size_t want = at_least;
+    while (want / 4 * 3 < std::min(texts, kMaxReserve)) want *= 2;
+    return want;
   }
 
  private:

@@ -162,8 +162,9 @@ TEST(LuaRuleLimits, InvalidUtf8FromARuleDoesNotFailTheCli) {
                                                           format + " --rules " + shell_quote(dir));
     EXPECT_EQ(out.exit_code, 0) << format << ": " << out.err;
     EXPECT_NE(out.out.find("bad \xEF\xBF\xBD"), std::string::npos) << format;
-    if (std::string(format) == "json" || std::string(format) == "sarif")
+    if (std::string(format) == "json" || std::string(format) == "sarif") {
       EXPECT_NO_THROW(nlohmann::json::parse(out.out)) << format;
+    }
   }
 }
 

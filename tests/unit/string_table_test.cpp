@@ -3,6 +3,7 @@
 // lookup table grows: checked against a std::unordered_map on random texts with many repeats.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -50,6 +51,21 @@ void agrees_with_a_map(bool reserve) {
 }
 
 TEST(StringTable, AgreesWithAHashMapWhileGrowing) { agrees_with_a_map(false); }
+
+// The table's size for a number of texts: at most 3/4 full, and finite for any size a damaged file
+// could ask for (a reservation is capped at 2^40 texts, so the doubling cannot overflow).
+TEST(StringTable, TableSizes) {
+  static_assert(StringTable::capacity_for(0) == 16);
+  static_assert(StringTable::capacity_for(12) == 16);
+  static_assert(StringTable::capacity_for(13) == 32);
+  static_assert(StringTable::capacity_for(100, 256) == 256);
+  static_assert(StringTable::capacity_for(SIZE_MAX) == size_t{1} << 41);
+  StringTable t;
+  t.reserve_more(1000);
+  EXPECT_EQ(t.intern("a"), 1);
+  EXPECT_EQ(t.find("a"), 1);
+}
+
 TEST(StringTable, AgreesWithAHashMapAfterReserving) { agrees_with_a_map(true); }
 
 }  // namespace
