@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "engine/common/ascii.hpp"
+#include "engine/common/saturate.hpp"
 
 namespace proflint {
 
@@ -407,14 +408,8 @@ void build_ops(TraceData& t) {
   }
 }
 
-namespace {
-// Sums of kernel time saturate: a hostile profile with many kernels of years each must not
-// overflow (each duration is bounded at import, their sum is not).
-void add_saturating(int64_t& total, int64_t v) {
-  if (__builtin_add_overflow(total, v, &total)) total = v < 0 ? INT64_MIN : INT64_MAX;
-}
-}  // namespace
-
+// Sums of kernel time saturate (add_saturating): a hostile profile with many kernels of years each
+// must not overflow (each duration is bounded at import, their sum is not).
 void aggregate_op_gpu_time(TraceData& t) {
   const DeriveOptions* o = t.options;
   for (auto& op : t.ops) op.gpu_time_ns = op.kernel_count = op.tc_time_ns = 0;

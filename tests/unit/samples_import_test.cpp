@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "engine/common/error.hpp"
@@ -222,6 +223,48 @@ TEST(Dmon, BadInputNamesTheLine) {
   });
   EXPECT_NE(e.find("d.txt: line 3: no readable sample rows"), std::string::npos) << e;
   EXPECT_NE(e.find("unreadable GPU id 'x'"), std::string::npos) << e;
+}
+
+// Numbers a fuzzer wrote (fuzz target pipeline): each once overflowed a conversion or a sum, which
+// UBSan reports. A memory size beyond 2^50 bytes stays unknown, a process id beyond 32 bits makes
+// the row unreadable, and a module's summed time stops at INT64_MAX.
+TEST(SampleText, NumbersBeyondInt64AreRefusedOrHeldAtTheLimit) {
+  TraceModel m;
+  FactSink sink(m, info_of("nvidia-smi-csv"));
+  samples::read_nvsmi_csv("timestamp, index, memory.total [MiB], utilization.gpu [%]\n"
+                          "2025/01/01 00:00:00.000, 0, 8.59599e+77 MiB, 5 %\n"
+                          "2025/01/01 00:00:01.000, 1, 81559 MiB, 7 %\n",
+                          "gpu.csv", sink);
+  ASSERT_EQ(m.devices.size(), 2u);
+  for (const auto& d : m.devices) {
+    if (d.row.device_id == 0) {
+      EXPECT_FALSE(d.row.memory_bytes);
+    } else {
+      EXPECT_EQ(d.row.memory_bytes, int64_t{81559} << 20);
+    }
+  }
+  EXPECT_EQ(m.issues.at("value_out_of_range").location, "line 2 column memory.total: memory size beyond 2^50 bytes");
+
+  TraceModel p;
+  FactSink psink(p, info_of("nvidia-smi-dmon"));
+  samples::read_dmon("# gpu pid type sm command\n# Idx # C/G % name\n"
+                     "    0 1e30 C 96 python\n    0 4100 C 90 python\n",
+                     "p.txt", psink);
+  ASSERT_EQ(p.sample_series.size(), 1u);
+  EXPECT_EQ(p.sample_series[0].pid, 4100);
+  EXPECT_EQ(p.sample_series[0].values.size(), 1u);
+  EXPECT_NE(p.issues.at("sample_row_unreadable").location.find("unreadable process id '1e30'"), std::string::npos);
+
+  OperatorSpec spec;
+  spec.total_key = "ElapsedTotal";
+  std::string log;
+  for (int i = 0; i < 12; ++i) log += "ElapsedTotal: 999999999999\n";  // 12 x ~1e18 ns
+  TraceModel o;
+  FactSink osink(o, info_of("operator-log"));
+  samples::read_operator_log(log, "op.log", spec, osink);
+  ASSERT_EQ(o.operator_timings.size(), 1u);
+  EXPECT_EQ(o.operator_timings[0].row.time_ns, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(o.operator_timings[0].row.count, 12);
 }
 
 TEST(MemoryTimeline, EventsAtOneTimeAreAppliedTogether) {

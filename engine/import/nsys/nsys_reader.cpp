@@ -485,7 +485,8 @@ void ExportReader::read_gpu_tables() {
       if (!d.compute_minor) d.compute_minor = rows.opt(3);
       if (!d.sm_count) d.sm_count = rows.opt(4);
       // globalMemorySize is in MiB in this table (48601 for a 48 GB Quadro RTX 8000).
-      if (!d.memory_bytes && !rows.null(5)) d.memory_bytes = rows.i64(5) * 1024 * 1024;
+      if (!d.memory_bytes)
+        if (auto mib = bounded(rows, 5, kMaxTransferBytes >> 20, "globalMemorySize")) d.memory_bytes = *mib << 20;
       has_gpu_table_ = true;
     }
   }

@@ -149,6 +149,12 @@ std::string_view read_dmon(std::string_view text, const std::string& path, FactS
     if (pid_col >= 0) {
       Cell c = parse_cell(cells[static_cast<size_t>(pid_col)]);
       if (c.kind != Cell::number) continue;  // '-': no process on this GPU in this sample
+      if (!(c.value >= 0 && c.value < 4294967296.0)) {  // process ids are 32-bit on every OS
+        std::string why = "unreadable process id '" + std::string(cells[static_cast<size_t>(pid_col)]) + "'";
+        if (first_bad.empty()) first_bad = place + ": " + why;
+        sink.add_issue(import_issue::sample_row_unreadable, std::string(t.substr(0, 120)), place + ": " + why);
+        continue;
+      }
       pid = static_cast<int64_t>(c.value);
       if (command_col >= 0) process_names.emplace(pid, std::string(cells[static_cast<size_t>(command_col)]));
     }

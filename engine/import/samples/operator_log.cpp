@@ -14,6 +14,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/common/import_issue_kinds.hpp"
+#include "engine/common/saturate.hpp"
 #include "engine/import/samples/sample_text.hpp"
 #include "engine/import/samples/samples_importers.hpp"
 
@@ -77,7 +78,7 @@ void read_operator_log(std::string_view text, const std::string& path, const Ope
     bool counted = false;
     if (!spec.total_key.empty())
       if (auto ms = value_of(spec.total_key)) {
-        total.ns += static_cast<int64_t>(*ms * 1e6);
+        add_saturating(total.ns, static_cast<int64_t>(*ms * 1e6));  // each below 1e18 ns, their sum unbounded
         if (total.count++ == 0) total.first_line = l.number;
         counted = true;
         sink.count_event();
@@ -87,7 +88,7 @@ void read_operator_log(std::string_view text, const std::string& path, const Ope
       if (key.empty()) continue;
       if (auto ms = value_of(key)) {
         Sum& s = modules[key];
-        s.ns += static_cast<int64_t>(*ms * 1e6);
+        add_saturating(s.ns, static_cast<int64_t>(*ms * 1e6));
         if (s.count++ == 0) s.first_line = l.number;
         sink.count_event();
         break;
