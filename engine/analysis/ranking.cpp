@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "engine/common/format.hpp"
+#include "engine/common/saturate.hpp"
 
 namespace proflint {
 
@@ -158,7 +159,7 @@ Ranked merge_group(std::vector<Ranked>& entries, const std::vector<size_t>& memb
   for (size_t e : members) {
     Ranked& r = entries[e];
     merged.origin.insert(merged.origin.end(), r.origin.begin(), r.origin.end());
-    for (const auto& [owner, ns] : r.shared) merged.shared[owner] += ns;
+    for (const auto& [owner, ns] : r.shared) add_saturating(merged.shared[owner], ns);
     merged.instance_shared.push_back(r.shared);
     auto it = wall_ns_by_trace.find(*r.f.scope.trace_id);
     wall.push_back(it != wall_ns_by_trace.end() ? it->second : 0);
@@ -353,7 +354,7 @@ std::vector<Finding::Overlap> overlaps_of(const std::map<size_t, int64_t>& share
     auto it = position_of.find(owner);
     size_t pos = it != position_of.end() ? it->second : 0;
     if (pos != 0 && pos == own_position) continue;  // merged into this very finding
-    by_owner[{pos, id_of[owner]}] += ns;
+    add_saturating(by_owner[{pos, id_of[owner]}], ns);
   }
   std::vector<Finding::Overlap> out;
   for (const auto& [owner, ns] : by_owner) out.push_back({owner.second, owner.first, ns});
@@ -407,8 +408,8 @@ void rank_findings(std::vector<Finding>& findings, const std::map<int64_t, int64
       if (it == claimed.end()) continue;
       int64_t take = std::min(std::max<int64_t>(ns, 0), it->second.ns);
       if (take <= 0) continue;
-      deduct += take;
-      shared[i][it->second.finding] += take;
+      add_saturating(deduct, take);  // a rule may claim up to INT64_MAX on many keys
+      add_saturating(shared[i][it->second.finding], take);
     }
     f.estimated_savings_ns = std::max<int64_t>(0, f.estimated_savings_ns - deduct);
     // What is left of an estimate counted elsewhere by all but a few nanoseconds is the rounding of
@@ -485,7 +486,7 @@ void rank_findings(std::vector<Finding>& findings, const std::map<int64_t, int64
       // proportional to what the owner took from the instances.
       auto owners = overlaps_of(r.shared, id_of, position_of, own);
       int64_t reduction = r.f.gross_savings_ns - r.f.estimated_savings_ns, total = 0, given = 0;
-      for (const auto& o : owners) total += o.shared_ns;
+      for (const auto& o : owners) add_saturating(total, o.shared_ns);
       for (size_t k = 0; k < owners.size() && reduction > 0 && total > 0; ++k) {
         int64_t part = k + 1 == owners.size()
                            ? reduction - given

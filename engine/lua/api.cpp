@@ -18,6 +18,7 @@
 #include "engine/analysis/source_sites.hpp"
 #include "engine/common/format.hpp"
 #include "engine/common/intervals.hpp"
+#include "engine/common/saturate.hpp"
 #include "engine/common/suggest.hpp"
 #include "engine/common/utf8.hpp"
 #include "engine/derive/categories.hpp"
@@ -1019,13 +1020,13 @@ int ctx_report(lua_State* L) {
           if (!t["estimated_savings_ns"].is_number() || t["estimated_savings_ns"].get<double>() < 0)
             std::snprintf(err, kErr, "'estimated_savings_ns' must be a number >= 0");
           else
-            f.estimated_savings_ns = static_cast<int64_t>(std::llround(t["estimated_savings_ns"].get<double>()));
+            f.estimated_savings_ns = saturate_to_int64(std::round(t["estimated_savings_ns"].get<double>()));
         }
         if (!err[0] && t.contains("min_savings_ns")) {
           if (!t["min_savings_ns"].is_number() || t["min_savings_ns"].get<double>() < 0)
             std::snprintf(err, kErr, "'min_savings_ns' must be a number >= 0");
           else
-            f.min_savings_ns = static_cast<int64_t>(std::llround(t["min_savings_ns"].get<double>()));
+            f.min_savings_ns = saturate_to_int64(std::round(t["min_savings_ns"].get<double>()));
         }
         if (!err[0] && t.contains("min_wall_share")) {
           if (!t["min_wall_share"].is_number() || t["min_wall_share"].get<double>() < 0 ||
@@ -1043,7 +1044,7 @@ int ctx_report(lua_State* L) {
             if (!v.is_number() || v.get<double>() < 0)
               std::snprintf(err, kErr, "claims['%s'] must be a number >= 0", k.c_str());
             else
-              f.claims[k] = static_cast<int64_t>(std::llround(v.get<double>()));
+              f.claims[k] = saturate_to_int64(std::round(v.get<double>()));
           }
         }
         if (!err[0] && t.contains("confidence")) {

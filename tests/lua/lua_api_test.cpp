@@ -218,3 +218,25 @@ TEST(LuaApi, ConfigDumpRoundTrips) {
   EXPECT_THROW(parse_config("[rules]\nmemory_limit_mb = 0\n", "p.toml"), Error);
   EXPECT_THROW(parse_config("[rules]\npaths = \"r\"\n", "p.toml"), Error);
 }
+
+// Numbers beyond int64 from a rule: an estimate of 1e300 ns is held at INT64_MAX and then at the
+// trace's wall time like any other (it once became INT64_MIN through llround and showed as 0),
+// and claims of 1e300 on two keys that another finding claimed too are deducted without the sum
+// of the two overflowing (UBSan reports signed overflow in ranking otherwise).
+TEST(LuaApi, SavingsAndClaimsBeyondInt64AreHeldAtTheLimit) {
+  const std::string wall = "1180972913";  // the sample's wall time (QueryRowsHasAndReport)
+  auto r = run_rules(sample_store(),
+                     {rule("rules/huge.lua", rule_text("huge", R"(
+    ctx:report{ problem = 'p', recommendation = 'r', estimated_savings_ns = 1e300, claims = { a = 1e300, b = 1e300 } })")),
+                      rule("rules/second.lua", rule_text("second", R"(
+    ctx:report{ problem = 'q', recommendation = 'r', estimated_savings_ns = 1e6, claims = { a = 1e300, b = 1e300 } })"))});
+  auto huge = with_id(r, "huge");
+  ASSERT_EQ(huge.size(), 1u);
+  EXPECT_EQ(std::to_string(huge[0].estimated_savings_ns), wall);
+  EXPECT_DOUBLE_EQ(huge[0].savings_share, 1.0);
+  auto second = with_id(r, "second");
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].estimated_savings_ns, 0);  // all of it claimed by the larger finding
+  ASSERT_EQ(second[0].overlaps.size(), 1u);
+  EXPECT_EQ(second[0].overlaps[0].id, "huge");
+}
