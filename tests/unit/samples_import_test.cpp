@@ -227,7 +227,8 @@ TEST(Dmon, BadInputNamesTheLine) {
 
 // Numbers a fuzzer wrote (fuzz target pipeline): each once overflowed a conversion or a sum, which
 // UBSan reports. A memory size beyond 2^50 bytes stays unknown, a process id beyond 32 bits makes
-// the row unreadable, and a module's summed time stops at INT64_MAX.
+// the row unreadable, and a module's summed time and a memory timeline's running sum stop at
+// INT64_MAX.
 TEST(SampleText, NumbersBeyondInt64AreRefusedOrHeldAtTheLimit) {
   TraceModel m;
   FactSink sink(m, info_of("nvidia-smi-csv"));
@@ -265,6 +266,14 @@ TEST(SampleText, NumbersBeyondInt64AreRefusedOrHeldAtTheLimit) {
   ASSERT_EQ(o.operator_timings.size(), 1u);
   EXPECT_EQ(o.operator_timings[0].row.time_ns, std::numeric_limits<int64_t>::max());
   EXPECT_EQ(o.operator_timings[0].row.count, 12);
+
+  TraceModel t;
+  FactSink tsink(t, info_of("torch-memory-timeline"));
+  samples::read_memory_timeline("[[1, 1, 9000000000000000000, 0], [1, 1, 9000000000000000000, 0]]", "t.raw.json", tsink);
+  const auto* total = series(t, 0, "memory_allocated");
+  ASSERT_NE(total, nullptr);
+  ASSERT_EQ(total->values.size(), 1u);
+  EXPECT_DOUBLE_EQ(total->values[0], static_cast<double>(std::numeric_limits<int64_t>::max()));
 }
 
 TEST(MemoryTimeline, EventsAtOneTimeAreAppliedTogether) {

@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "engine/common/error.hpp"
+#include "engine/common/saturate.hpp"
 #include "engine/import/samples/sample_text.hpp"
 #include "engine/import/samples/samples_importers.hpp"
 
@@ -139,8 +140,9 @@ void read_memory_timeline(std::string_view text, const std::string& path, FactSi
     std::array<bool, kCategories.size()> touched{};
     // Every event at one time first, so that a version bump's -bytes/+bytes pair leaves no dip.
     for (; i < events.size() && std::max(events[i].t, first) == t; ++i) {
-      held[static_cast<size_t>(events[i].category)] += events[i].bytes;
-      sum += events[i].bytes;
+      // Byte counts are whatever the file says: the running sums stop at the int64 limits.
+      add_saturating(held[static_cast<size_t>(events[i].category)], events[i].bytes);
+      add_saturating(sum, events[i].bytes);
       touched[static_cast<size_t>(events[i].category)] = true;
     }
     sink.add_sample(total, t, static_cast<double>(sum));
