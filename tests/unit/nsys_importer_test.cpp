@@ -424,13 +424,20 @@ TEST_F(NsysImport, ExtremeValuesAreDroppedWithAnIssueNotOverflowed) {
        " (600, 700, 0, 7, " << gpid(1) << ", " << min << ", 1), (800, 900, 0, 7, " << gpid(1) << ", 4096, 1);"
     << "CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (start, globalPid, deviceId, bytes, memoryOperationType);"
     << "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES (100, " << gpid(1) << ", 0, " << max << ", 0),"
-       " (200, " << gpid(1) << ", 0, 64, 0), (" << max << ", " << gpid(1) << ", 0, 64, 1);";
+       " (200, " << gpid(1) << ", 0, 64, 0), (" << max << ", " << gpid(1) << ", 0, 64, 1);"
+    // globalMemorySize is MiB: INT64_MAX of them once overflowed the conversion to bytes.
+    << "CREATE TABLE TARGET_INFO_CUDA_GPU (deviceId, name, computeCapabilityMajor, computeCapabilityMinor,"
+       " numMultiprocessors, globalMemorySize, pid);"
+    << "INSERT INTO TARGET_INFO_CUDA_GPU VALUES (0, 'G', 8, 0, 108, " << max << ", 1),"
+       " (1, 'G', 8, 0, 108, 81920, 1);";
   auto path = make_db("extremes.sqlite", s.str());
   import(path);
   EXPECT_EQ(rows("SELECT start_ns, dur_ns, shared_memory_bytes FROM kernel ORDER BY start_ns"),
             (std::vector<std::string>{"200|100|NULL", "400|100|1536"}));
   EXPECT_EQ(issue_count("timestamp_out_of_range"), 4);  // three kernels, one memory event
-  EXPECT_EQ(issue_count("value_out_of_range"), 3);      // staticSharedMemory, memcpy bytes, allocation bytes
+  EXPECT_EQ(issue_count("value_out_of_range"), 4);  // staticSharedMemory, memcpy bytes, allocation bytes, memory size
+  EXPECT_EQ(rows("SELECT device_id, memory_bytes FROM device ORDER BY device_id"),
+            (std::vector<std::string>{"0|NULL", "1|85899345920"}));  // 81920 MiB
   EXPECT_EQ(rows("SELECT bytes FROM memcpy ORDER BY start_ns"), (std::vector<std::string>{"NULL", "4096"}));
   EXPECT_EQ(rows("SELECT ts_ns, allocated_bytes FROM memory_sample"), (std::vector<std::string>{"200|64"}));
   // What used to fail with SQLite's bare "integer overflow".
