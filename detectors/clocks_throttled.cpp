@@ -92,7 +92,8 @@ class ClocksThrottled final : public Detector {
       int64_t clock_n = 0;
       for (int64_t t : moments) {
         std::vector<std::string> causes;
-        if (auto r = at(reasons, t, tolerance)) {
+        // A bit mask is 0 .. 2^64 - 1; anything else in the cell is not one (and would not convert).
+        if (auto r = at(reasons, t, tolerance); r && *r >= 0 && *r < 18446744073709551616.0) {
           auto bits = static_cast<uint64_t>(*r);
           for (const auto& reason : kReasons)
             if (bits & reason.bit) causes.push_back(reason.kind);
@@ -102,14 +103,15 @@ class ClocksThrottled final : public Detector {
         if (power_limit)
           if (auto p = at(power, t, tolerance); p && *p >= power_ratio_ * *power_limit) causes.push_back("power");
         std::optional<double> c = clock_max ? at(clock, t, tolerance) : std::nullopt;
+        if (c && !(*c > 0)) c.reset();  // no clock reading: a busy GPU's clock is positive
         if (c && *c < clock_ratio_ * *clock_max && causes.empty()) causes.push_back("clocks below maximum");
         if (causes.empty()) continue;
         ++throttled;
         std::sort(causes.begin(), causes.end());
         causes.erase(std::unique(causes.begin(), causes.end()), causes.end());
         for (const auto& cause : causes) ++by_cause[cause];
-        if (c) {
-          clock_sum += *c / *clock_max;
+        if (c && *clock_max > 0) {
+          clock_sum += std::min(*c / *clock_max, 1.0);  // above its maximum (a bad log): not slower than it
           ++clock_n;
         }
       }
