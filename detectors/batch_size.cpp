@@ -68,7 +68,8 @@ std::optional<BatchGuess> guess_batch(SQLite::Database& db, int64_t trace_id) {
   if (tokens && d[1].is_number_integer()) g.sequence = d[1].get<int64_t>();
   // A compact one-line form of the dims for the text.
   g.dims_text = dims.dump();
-  if (g.batch <= 0) return std::nullopt;
+  // A leading dimension beyond 2^40 is a corrupt or edited shape, not a batch (and batch × k must fit).
+  if (g.batch <= 0 || g.batch > (int64_t{1} << 40)) return std::nullopt;
   return g;
 }
 
@@ -209,7 +210,7 @@ class BatchSize final : public Detector {
                                    : static_cast<double>(max_factor_);
       double limit = std::min({static_cast<double>(max_factor_), util_factor, mem_factor});
       int64_t k = 1;
-      while (k * 2 <= limit) k *= 2;
+      while (k * 2 <= limit && k < (int64_t{1} << 20)) k *= 2;  // max_factor may be any number
       if (k < 2) continue;
       report_small(facts, trace_id, *d, m, peak, capacity, device, batch(), training, k, waits, sink);
     }

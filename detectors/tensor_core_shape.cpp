@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -170,12 +171,14 @@ class TensorCoreShape final : public Detector {
       if (it == cache.end()) {
         std::vector<std::pair<Dim, int64_t>> bad;
         int64_t multiple = 0;
-        if (auto m = required_multiple(types_json, half_multiple_, byte_multiple_)) {
+        if (auto m = required_multiple(types_json, half_multiple_, byte_multiple_); m && *m > 0) {
           multiple = *m;
           auto dims = nlohmann::json::parse(dims_json, nullptr, false);
           if (!dims.is_discarded()) {
             for (const auto& d : tensor_core_dims(op_type, dims)) {
               if (d.value < min_dim_ || d.value % multiple == 0) continue;
+              // A dimension too close to INT64_MAX to round up is no real shape (a corrupt or edited file).
+              if (d.value > std::numeric_limits<int64_t>::max() - (multiple - 1)) continue;
               bad.push_back({d, (d.value + multiple - 1) / multiple * multiple});
             }
           }

@@ -123,7 +123,7 @@
   X(memory_sample_time_out_of_range, skipped, \
     "memory samples beyond +-2^61 ns were skipped (corrupt or edited file)") \
   X(value_out_of_range, approximated, \
-    "byte counts beyond 2^50 or shared-memory sizes beyond 2^40 were left unknown (corrupt or edited file)") \
+    "byte counts beyond 2^50, shared-memory sizes beyond 2^40 or compute capabilities beyond 999 were left unknown (corrupt or edited file)") \
   X(memcpy_bytes_out_of_range, approximated, \
     "copy sizes beyond 2^50 bytes were left unknown (corrupt or edited file)") \
   X(memset_bytes_out_of_range, approximated, \

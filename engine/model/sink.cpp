@@ -58,6 +58,15 @@ opt_i64 FactSink::bounded_bytes(opt_i64 bytes, std::string_view table) {
 void FactSink::add_device(const DeviceRow& r) {
   std::erase_if(model_.devices, [&](const DeviceFact& d) { return d.row.device_id == r.device_id; });
   model_.devices.push_back({r, kNone});
+  // A compute capability is a version number (sm_90 = 9.0): one beyond 0..999 is a corrupt or
+  // edited file, and left unknown rather than carried into arithmetic on the architecture.
+  DeviceRow& row = model_.devices.back().row;
+  for (auto* part : {&row.compute_major, &row.compute_minor})
+    if (*part && (**part < 0 || **part > 999)) {
+      add_issue(import_issue::value_out_of_range, "compute capability " + std::to_string(**part),
+                "device " + std::to_string(r.device_id));
+      part->reset();
+    }
 }
 
 void FactSink::add_process(int64_t pid, std::string_view name) {

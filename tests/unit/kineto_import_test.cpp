@@ -262,6 +262,20 @@ TEST_F(KinetoImport, ComputePropertiesUseMajorMinorAndMultiProcessorCount) {
             "Tesla V100-DGXS-32GB 7.0 80 34084028416");
 }
 
+// A compute capability beyond 0..999 (a corrupt or edited file) is left unknown with an issue: a
+// major of INT64_MAX was once read back as INT32_MAX and multiplied by 10 in amp-not-used.
+TEST_F(KinetoImport, ComputeCapabilityBeyond999IsLeftUnknown) {
+  import("cc.json", R"({"schemaVersion": 1, "deviceProperties": [
+      {"id": 0, "name": "G", "computeMajor": 9223372036854775807, "computeMinor": -1, "numSms": 80},
+      {"id": 1, "name": "H", "computeMajor": 9, "computeMinor": 0, "numSms": 132}],
+    "traceEvents": [{"ph": "X", "cat": "Operator", "name": "aten::empty", "pid": 1, "tid": "1", "ts": 1000, "dur": 21}]})");
+  EXPECT_EQ(text("SELECT group_concat(device_id || ':' || coalesce(compute_major, 'NULL') || '.' || coalesce(compute_minor, "
+                 "'NULL') || ':' || sm_count, ' ') FROM (SELECT * FROM device ORDER BY device_id)"),
+            "0:NULL.NULL:80 1:9.0:132");
+  EXPECT_EQ(text("SELECT count || ' ' || example FROM import_issue WHERE kind = 'value_out_of_range'"),
+            "2 compute capability 9223372036854775807");
+}
+
 TEST_F(KinetoImport, TraceLensMetadataFirstAndMonotonicClock) {
   // TraceLens writes a large `metadata` object first: more than the sniffer's head.
   std::string metadata = R"({"profiler": {"note": "brackets ] } [ { and \"quotes\" and traceEvents", "list": [)";
