@@ -11,6 +11,7 @@
 
 #include "engine/analysis/host_activity.hpp"
 #include "engine/common/jobs.hpp"
+#include "engine/common/saturate.hpp"
 
 namespace proflint {
 
@@ -90,16 +91,16 @@ void summarize_tc_eligible(SQLite::Database& db, TraceSummary& s, const std::str
   while (q.executeStep()) {
     auto& n = nodes[op_node_key(op_node_name(q.getColumn(0).getString(), q.getColumn(3).getString()),
                                 q.getColumn(1).getString(), q.getColumn(2).getString())];
-    n.gpu += q.getColumn(4).getInt64();
-    n.tc += q.getColumn(5).getInt64();
+    add_saturating(n.gpu, q.getColumn(4).getInt64());
+    add_saturating(n.tc, q.getColumn(5).getInt64());
   }
   for (const auto& [key, n] : nodes) {
     ++s.tc_eligible_ops;
-    s.tc_eligible_gpu_ns += n.gpu;
-    s.tc_eligible_tc_ns += n.tc;
+    add_saturating(s.tc_eligible_gpu_ns, n.gpu);
+    add_saturating(s.tc_eligible_tc_ns, n.tc);
     if (n.tc == 0) {
       ++s.tc_eligible_ops_no_tc;
-      s.tc_eligible_no_tc_gpu_ns += n.gpu;
+      add_saturating(s.tc_eligible_no_tc_gpu_ns, n.gpu);
     }
   }
 }
@@ -120,10 +121,10 @@ DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t d
     while (q.executeStep()) d.breakdown_ns[q.getColumn(0).getString()] = q.getColumn(1).getInt64();
   }
   for (const auto& [cat, ns] : d.breakdown_ns) {
-    d.window_ns += ns;
-    if (cat == "kernel_tc" || cat == "kernel_other" || cat == "communication") d.kernel_busy_ns += ns;
+    add_saturating(d.window_ns, ns);
+    if (cat == "kernel_tc" || cat == "kernel_other" || cat == "communication") add_saturating(d.kernel_busy_ns, ns);
     if (cat == "kernel_tc" || cat == "kernel_other" || cat == "communication" || cat == "memcpy" || cat == "memset")
-      d.gpu_busy_ns += ns;
+      add_saturating(d.gpu_busy_ns, ns);
   }
   // One scan of the device's kernels for all kernel figures. A kernel is in an eligible op when
   // derivation linked it to one (tc_eligible_op_id: the outermost eligible op above its own op).
@@ -181,10 +182,10 @@ DeviceSummary summarize_device(SQLite::Database& db, int64_t trace_id, int64_t d
     }
   }
   for (const auto& [cat, ns] : d.steady_breakdown_ns) {
-    d.steady_window_ns += ns;
-    if (cat == "kernel_tc" || cat == "kernel_other" || cat == "communication") d.steady_kernel_busy_ns += ns;
+    add_saturating(d.steady_window_ns, ns);
+    if (cat == "kernel_tc" || cat == "kernel_other" || cat == "communication") add_saturating(d.steady_kernel_busy_ns, ns);
     if (cat == "kernel_tc" || cat == "kernel_other" || cat == "communication" || cat == "memcpy" || cat == "memset")
-      d.steady_gpu_busy_ns += ns;
+      add_saturating(d.steady_gpu_busy_ns, ns);
   }
   if (d.steady_window_ns > 0)
     d.steady_gpu_utilization = static_cast<double>(d.steady_kernel_busy_ns) / static_cast<double>(d.steady_window_ns);
@@ -243,7 +244,7 @@ void summarize_graphs_compiled(SQLite::Database& db, TraceSummary& s) {
                             regions.getColumn(6).getInt64(), regions.getColumn(7).getInt64(), regions.getColumn(8).getInt64()};
     c.regions += r.instances;
     c.other_kernels += r.other_kernels;
-    c.other_time_ns += r.other_time_ns;
+    add_saturating(c.other_time_ns, r.other_time_ns);
     c.fallback_ops += r.fallback_ops;
     c.graph_breaks += r.graph_breaks;
     c.by_name.push_back(std::move(r));
@@ -259,7 +260,7 @@ void summarize_graphs_compiled(SQLite::Database& db, TraceSummary& s) {
   kinds.bind(1, s.trace_id);
   while (kinds.executeStep()) {
     c.triton_kernels += kinds.getColumn(1).getInt64();
-    c.triton_time_ns += kinds.getColumn(2).getInt64();
+    add_saturating(c.triton_time_ns, kinds.getColumn(2).getInt64());
     c.triton_time_by_kind_ns[kinds.getColumn(0).getString()] = kinds.getColumn(2).getInt64();
   }
 }
@@ -425,13 +426,13 @@ std::vector<ModuleSummary> summarize_modules(SQLite::Database& db, int64_t trace
     while (q.executeStep()) {
       std::string path = q.getColumn(0).getString();
       int64_t n = q.getColumn(1).getInt64(), ns = q.getColumn(2).getInt64(), tc = q.getColumn(3).getInt64();
-      by_path[path].self_ns += ns;
+      add_saturating(by_path[path].self_ns, ns);
       // Inclusive figures: the path and each of its ancestors ('a/b/c' -> 'a/b', 'a').
       for (size_t end = path.size();;) {
         Sums& s = by_path[path.substr(0, end)];
         s.kernels += n;
-        s.ns += ns;
-        s.tc_ns += tc;
+        add_saturating(s.ns, ns);
+        add_saturating(s.tc_ns, tc);
         size_t slash = path.rfind('/', end - 1);
         if (slash == std::string::npos || slash == 0) break;
         end = slash;
