@@ -847,6 +847,16 @@ std::optional<int64_t> opt_int(const nlohmann::ordered_json& j, const char* key,
     std::snprintf(err, kErr, "scope.%s must be a number", key);
     return std::nullopt;
   }
+  if (j[key].is_number_float()) {
+    // Truncated like before; beyond int64 (1e300, inf, nan) there is no such GPU, rank or
+    // iteration, and the conversion would be undefined.
+    double v = j[key].get<double>();
+    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) {
+      std::snprintf(err, kErr, "scope.%s must be an integer (got %g)", key, v);
+      return std::nullopt;
+    }
+    return static_cast<int64_t>(v);
+  }
   return j[key].get<int64_t>();
 }
 

@@ -240,3 +240,23 @@ TEST(LuaApi, SavingsAndClaimsBeyondInt64AreHeldAtTheLimit) {
   ASSERT_EQ(second[0].overlaps.size(), 1u);
   EXPECT_EQ(second[0].overlaps[0].id, "huge");
 }
+
+// A scope number beyond int64 (a float such as 1e300) is refused with a rule error instead of
+// converted (undefined: found by running the lua_rule fuzz target's harness on such a rule); a
+// fractional one is truncated as before.
+TEST(LuaApi, ScopeNumbersBeyondInt64AreARuleError) {
+  auto r = run_rules(sample_store(),
+                     {rule("rules/fraction.lua", rule_text("fraction", R"(
+    ctx:report{ problem = 'kept', recommendation = 'r', scope = { device_id = 0, iter_first = 2.7 } })")),
+                      rule("rules/huge.lua", rule_text("huge", R"(
+    ctx:report{ problem = 'refused', recommendation = 'r', scope = { device_id = 1e300 } })"))});
+  auto kept = with_id(r, "fraction");
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].scope.iter_first, 2);
+  auto errors = with_id(r, "rule-error");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].source, "rules/huge.lua");
+  EXPECT_NE(errors[0].problem.find("scope.device_id must be an integer (got 1e+300)"), std::string::npos)
+      << errors[0].problem;
+  EXPECT_TRUE(with_id(r, "huge").empty());  // a failing rule reports nothing
+}
