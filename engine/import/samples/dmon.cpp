@@ -123,12 +123,16 @@ std::string_view read_dmon(std::string_view text, const std::string& path, FactS
       cells.resize(names.size());
     }
     std::string place = "line " + std::to_string(l.number);
+    // A row that cannot be read: counted, and the first one named in the error if none can be.
+    auto unreadable = [&](const std::string& why) {
+      if (first_bad.empty()) first_bad = place + ": " + why;
+      sink.add_issue(import_issue::sample_row_unreadable, std::string(t.substr(0, 120)), place + ": " + why);
+    };
     sink.count_event();
     if (cells.size() != names.size()) {
       std::string why = "expected " + std::to_string(names.size()) + " cells as in the header of line " +
                         std::to_string(header_line) + ", found " + std::to_string(cells.size());
-      if (first_bad.empty()) first_bad = place + ": " + why;
-      sink.add_issue(import_issue::sample_row_unreadable, std::string(t.substr(0, 120)), place + ": " + why);
+      unreadable(why);
       continue;
     }
     std::optional<int64_t> gpu;
@@ -141,8 +145,7 @@ std::string_view read_dmon(std::string_view text, const std::string& path, FactS
     }
     if (!gpu) {
       std::string why = "unreadable GPU id '" + std::string(gpu_col >= 0 ? cells[static_cast<size_t>(gpu_col)] : "") + "'";
-      if (first_bad.empty()) first_bad = place + ": " + why;
-      sink.add_issue(import_issue::sample_row_unreadable, std::string(t.substr(0, 120)), place + ": " + why);
+      unreadable(why);
       continue;
     }
     int64_t pid = kNone;
@@ -151,8 +154,7 @@ std::string_view read_dmon(std::string_view text, const std::string& path, FactS
       if (c.kind != Cell::number) continue;  // '-': no process on this GPU in this sample
       if (!(c.value >= 0 && c.value < 4294967296.0)) {  // process ids are 32-bit on every OS
         std::string why = "unreadable process id '" + std::string(cells[static_cast<size_t>(pid_col)]) + "'";
-        if (first_bad.empty()) first_bad = place + ": " + why;
-        sink.add_issue(import_issue::sample_row_unreadable, std::string(t.substr(0, 120)), place + ": " + why);
+        unreadable(why);
         continue;
       }
       pid = static_cast<int64_t>(c.value);
@@ -164,8 +166,7 @@ std::string_view read_dmon(std::string_view text, const std::string& path, FactS
       if (!when) {
         std::string why = "unreadable date and time '" + std::string(cells[static_cast<size_t>(date_col)]) + " " +
                           std::string(cells[static_cast<size_t>(time_col)]) + "' (expected YYYYMMDD HH:MM:SS)";
-        if (first_bad.empty()) first_bad = place + ": " + why;
-        sink.add_issue(import_issue::sample_row_unreadable, std::string(t.substr(0, 120)), place + ": " + why);
+        unreadable(why);
         continue;
       }
       ts = *when;

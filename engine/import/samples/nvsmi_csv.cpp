@@ -24,8 +24,6 @@ bool is_sampling_log_format(std::string_view format) {
 
 namespace samples {
 
-constexpr double kMaxMemoryBytes = 1125899906842624.0;  // 2^50
-
 int infer_gpus_per_burst(const std::vector<int64_t>& times) {
   if (times.size() < 4) return 1;
   std::vector<double> gaps;
@@ -208,7 +206,7 @@ void read_nvsmi_csv(std::string_view text, const std::string& path, FactSink& si
       if (m.metric == "memory_total" && !d.memory_bytes) {
         // A board's memory is bytes to terabytes; beyond 2^50 (a PiB) the cell is corrupt or edited
         // and the size stays unknown rather than overflowing the conversion.
-        if (v >= 0 && v <= kMaxMemoryBytes)
+        if (v >= 0 && v <= static_cast<double>(FactSink::kMaxTransferBytes))
           d.memory_bytes = static_cast<int64_t>(v);
         else
           sink.add_issue(import_issue::value_out_of_range, std::string(r.cells[c].substr(0, 60)),
