@@ -17,11 +17,8 @@ report is printed once with the input that showed it; those inputs are kept in
 BUILD/artifacts/extremes/ (replay one with BUILD/fuzz_pipeline FILE; a fixed one goes to
 tests/fuzz/regressions/pipeline/). Exit status 1 when anything was reported. Deterministic for a seed.
 
-    scripts/fuzz_extremes.py [--build build-fuzz] [--proflint build/proflint] [--kinds samples,kineto,nsys]
-                             [--per-file 20] [--seed 1]
-
-The stores kind is left out by default: edited saved stores are not validated at load yet, and it
-reports (docs/fuzzing.md, "Extreme numbers").
+    scripts/fuzz_extremes.py [--build build-fuzz] [--proflint build/proflint]
+                             [--kinds samples,kineto,nsys,stores] [--per-file 20] [--seed 1]
 """
 import argparse
 import glob
@@ -134,7 +131,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--build', default=os.environ.get('FUZZ_BUILD_DIR', 'build-fuzz'))
     ap.add_argument('--proflint', default='build/proflint', help='writes the saved stores the stores kind mutates')
-    ap.add_argument('--kinds', default='samples,kineto,nsys', help='samples, kineto, nsys, stores')
+    ap.add_argument('--kinds', default='samples,kineto,nsys,stores', help='samples, kineto, nsys, stores')
     ap.add_argument('--per-file', type=int, default=20)
     ap.add_argument('--seed', type=int, default=1)
     args = ap.parse_args()

@@ -40,6 +40,7 @@
 #include "engine/model/model.hpp"
 #include "engine/store/migrations.hpp"
 #include "engine/store/model_io.hpp"
+#include "engine/store/value_bounds.hpp"
 
 namespace proflint {
 
@@ -451,6 +452,18 @@ void verify_store_schema(const std::string& path, Store& store) {
                           "from the profile)");
 }
 
+// Detectors, rules and the summary add and subtract a store's times, durations and counts in int64,
+// which is safe for what an import writes (FactSink's limits): a number beyond them was written by
+// someone else, and a sum of it would overflow. Exit 2 names the row instead.
+void verify_store_values(const std::string& path, Store& store) {
+  StageTimer timer("load:check_values");
+  auto problem = find_value_out_of_bounds(store);
+  if (!problem) return;
+  throw input_error(path, "table " + problem->table + " row " + std::to_string(problem->rowid) + ", column " + problem->column,
+                    "damaged proflint store: " + problem->column + " = " + problem->value + ", " + problem->violation +
+                        " (re-create the store from the profile)");
+}
+
 // Only regular files are read: opening a FIFO blocks until some writer appears, and a device
 // may never end. Checked before anything opens the file (the store sniffing reads its header).
 void require_regular_file(const std::string& path) {
@@ -487,6 +500,7 @@ Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& opti
       if (big) Store::require_temp_room(bytes * 1.2);
       Store store = copy_store_into_memory(paths[0], big ? Store::Sharing::temp_file : Store::Sharing::shared);
       verify_store_schema(paths[0], store);
+      verify_store_values(paths[0], store);
       StageTimer timer("derive");
       derive_all(store, options.derive, options.rederive || upgraded);
       return store;

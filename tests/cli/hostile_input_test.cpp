@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "tests/support/run.hpp"
 
@@ -262,6 +263,47 @@ TEST_F(HostileInput, DurationsNearInt64MaxAreDroppedAtImportNotOverflowedLater) 
   auto sums = run_proflint("query " + shell_quote(huge) + " " +
                            shell_quote("SELECT (SELECT sum(dur_ns) FROM kernel), (SELECT sum(dur_ns) FROM memcpy)"));
   EXPECT_EQ(sums.out, "(SELECT sum(dur_ns) FROM kernel),(SELECT sum(dur_ns) FROM memcpy)\n30000,60000000000000000\n");
+}
+
+TEST_F(HostileInput, StoreEditedBeyondTheImportLimitsNamesTheRow) {
+  // Importers hold rows to FactSink's limits, and detectors and the summary add and subtract in
+  // int64 because of that. A saved store edited past them (found by mutating stores under UBSan:
+  // nine signed overflows in detectors and the summary) is refused at load, naming table, row and
+  // column. 2^61 = 2305843009213693952.
+  struct Case {
+    const char* edit;
+    std::vector<const char*> words;
+  };
+  const std::vector<Case> cases = {
+      {"UPDATE _kernel SET start_ns = 3000000000000000000",
+       {"table _kernel row 1, column start_ns", "start_ns = 3000000000000000000", "beyond +-2^61"}},
+      {"UPDATE _api_call SET dur_ns = 1e300", {"table _api_call row 1, column dur_ns", "dur_ns = 1.0e+300", "beyond 2^61"}},
+      {"UPDATE _range SET dur_ns = -9223372036854775808", {"table _range row 1, column dur_ns", "= -9223372036854775808"}},
+      // Two kernels of 1.5e18 ns: each within 2^61, together not.
+      {"INSERT INTO _kernel (trace_id, device_id, stream_id, start_ns, dur_ns, name_id) "
+       "SELECT trace_id, device_id, stream_id, start_ns, dur_ns, name_id FROM _kernel; "
+       "UPDATE _kernel SET dur_ns = 1500000000000000000",
+       {"table _kernel row 1, column dur_ns", "add up to 3e+18 in magnitude"}},
+      {"UPDATE device SET compute_major = 2147483648", {"column compute_major", "= 2147483648", "outside 0..999"}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.edit);
+    auto db = ingest("edited.db");
+    { SQLite::Database(db, SQLite::OPEN_READWRITE).exec(c.edit); }
+    auto r = run_proflint("analyze " + shell_quote(db));
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err.rfind("proflint: error: " + db + ": table ", 0), 0u) << r.err;
+    for (const char* w : c.words) EXPECT_NE(r.err.find(w), std::string::npos) << "missing '" << w << "' in: " << r.err;
+    EXPECT_NE(r.err.find("damaged proflint store"), std::string::npos) << r.err;
+    fs::remove(db);
+  }
+  // Within the limits an edit is the user's business: a kernel of 10^18 ns loads and is analysed.
+  auto db = ingest("long.db");
+  { SQLite::Database(db, SQLite::OPEN_READWRITE).exec("UPDATE _kernel SET dur_ns = 1000000000000000000"); }
+  for (const std::string& cmd : {std::string("summary "), std::string("analyze --format json ")}) {
+    auto r = run_proflint(cmd + shell_quote(db));
+    EXPECT_EQ(r.exit_code, 0) << cmd << r.err;
+  }
 }
 
 // --- defect 10 ---------------------------------------------------------------------------------

@@ -17,6 +17,7 @@
 #include "engine/derive/derive.hpp"
 #include "engine/import/importer.hpp"
 #include "engine/store/store.hpp"
+#include "engine/store/value_bounds.hpp"
 #include "tests/support/realdata.hpp"
 
 namespace fs = std::filesystem;
@@ -244,6 +245,10 @@ TEST(DeriveRealdata, EveryRealFileBreakdownSumsToItsWindow) {
       EXPECT_GE(q.getColumn(4).getInt64(), 0);
     }
     EXPECT_GE(groups, 1);
+    // What import and derivation write is within the limits a saved store is held to at load.
+    auto problem = find_value_out_of_bounds(store);
+    EXPECT_FALSE(problem) << problem->table << " row " << problem->rowid << " " << problem->column << " = " << problem->value
+                          << ": " << problem->violation;
   }
 }
 
