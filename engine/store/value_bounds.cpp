@@ -31,9 +31,26 @@ struct Column {
   Rule rule;
 };
 
+// A rule between columns of one row that code walking the store's links relies on.
+struct RowRule {
+  const char* table;
+  const char* column;  // the column named when the rule is broken
+  const char* broken;  // SQL, true for a row that breaks it
+  const char* violation;
+};
+
+// Ops are written parents first (derivation numbers the op tree in pre-order), so following
+// parent_id always ends: source attribution and the detectors that name an op's caller walk up it,
+// and an edited store whose op is its own ancestor sent them round for ever (a stack overflow).
+constexpr RowRule kRowRules[] = {
+    {"_op", "parent_id", "parent_id >= id",
+     "a parent not below the op's own id; proflint writes parents first, and following parents must end"},
+};
+
 struct TableCheck {
   std::string table;
   std::vector<Column> columns;
+  std::vector<const RowRule*> row_rules;
   int64_t size = 0;  // largest rowid: how many rows, about (the biggest tables are checked first)
 };
 
@@ -61,7 +78,7 @@ std::string quoted_name(const std::string& name) {
 std::vector<TableCheck> checks_of(SQLite::Database& db) {
   std::vector<TableCheck> checks;
   SQLite::Statement tables(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name");
-  while (tables.executeStep()) checks.push_back({tables.getColumn(0).getString(), {}, 0});
+  while (tables.executeStep()) checks.push_back({tables.getColumn(0).getString(), {}, {}, 0});
   for (auto& t : checks) {
     // Declared types as the schema writes them: proflint's numeric columns are all INTEGER.
     SQLite::Statement cols(db, "SELECT name, upper(type) FROM pragma_table_info(?)");
@@ -74,7 +91,10 @@ std::vector<TableCheck> checks_of(SQLite::Database& db) {
     SQLite::Statement rows(db, "SELECT max(rowid) FROM " + quoted_name(t.table));
     if (rows.executeStep() && !rows.getColumn(0).isNull()) t.size = rows.getColumn(0).getInt64();
   }
-  std::erase_if(checks, [](const TableCheck& t) { return t.columns.empty(); });
+  for (auto& t : checks)
+    for (const RowRule& r : kRowRules)
+      if (t.table == r.table) t.row_rules.push_back(&r);
+  std::erase_if(checks, [](const TableCheck& t) { return t.columns.empty() && t.row_rules.empty(); });
   std::stable_sort(checks.begin(), checks.end(), [](const TableCheck& a, const TableCheck& b) { return a.size > b.size; });
   return checks;
 }
@@ -140,6 +160,8 @@ std::optional<StoreValueProblem> check_table(SQLite::Database& db, const TableCh
         break;
     }
   }
+  for (size_t i = 0; i < t.row_rules.size(); ++i)
+    sql += std::string(t.columns.empty() && i == 0 ? "" : ", ") + "TOTAL(" + t.row_rules[i]->broken + ")";
   SQLite::Statement q(db, sql + " FROM " + quoted_name(t.table));
   if (!q.executeStep()) return std::nullopt;
   int at = 0;
@@ -163,6 +185,17 @@ std::optional<StoreValueProblem> check_table(SQLite::Database& db, const TableCh
         break;
     }
     if (broken) return locate(db, t.table, c, v.isNull() ? 0 : v.getDouble());
+  }
+  for (const RowRule* r : t.row_rules) {
+    if (q.getColumn(at++).getDouble() == 0) continue;
+    std::string col = quoted_name(r->column);
+    SQLite::Statement row(db, "SELECT rowid, quote(" + col + ") FROM " + quoted_name(t.table) + " WHERE " + r->broken + " LIMIT 1");
+    StoreValueProblem p{t.table, r->column, 0, "", r->violation};
+    if (row.executeStep()) {
+      p.rowid = row.getColumn(0).getInt64();
+      p.value = row.getColumn(1).getString();
+    }
+    return p;
   }
   return std::nullopt;
 }

@@ -1,4 +1,4 @@
-// engine/store/value_bounds.hpp — are a saved store's numbers within what an import can produce?
+// engine/store/value_bounds.hpp — are a saved store's numbers and links what an import can produce?
 //
 // Importers hold every row to the limits of FactSink (engine/model/sink.hpp): times within ±2^61 ns,
 // the durations of a trace's rows adding up to at most 2^56 ns, byte counts within 2^50. Detectors,
@@ -35,6 +35,8 @@ struct StoreValueProblem {
 //   - every other number (durations, counts, byte amounts, sizes) is an amount, which code adds
 //     up: the magnitudes of a column add up to at most 2^61 over its whole table, so that sums of
 //     a few such columns fit int64 as well.
+// Besides numbers, one rule between columns: an op's parent_id is below its id (ops are written
+// parents first), which is what makes walking up the op tree end.
 // Returns the first problem found (in the order of the tables' sizes), nothing for a store within
 // the rules. Reads every row of every table once, the tables shared out between two connections
 // where the store can have a second one (the x20 trace's 194 MB store: 0.22 s, 0.40 s of CPU).

@@ -285,6 +285,8 @@ TEST_F(HostileInput, StoreEditedBeyondTheImportLimitsNamesTheRow) {
        "UPDATE _kernel SET dur_ns = 1500000000000000000",
        {"table _kernel row 1, column dur_ns", "add up to 3e+18 in magnitude"}},
       {"UPDATE device SET compute_major = 2147483648", {"column compute_major", "= 2147483648", "outside 0..999"}},
+      // An op its own parent: walking up the op tree never ended (a stack overflow in analyze).
+      {"UPDATE _op SET parent_id = id", {"table _op row 1, column parent_id", "parent_id = 1", "following parents must end"}},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.edit);

@@ -84,3 +84,19 @@ TEST(ValueBounds, IdentifiersAndReturnValuesAreNotNumbersToCheck) {
   EXPECT_EQ(cc->table + "." + cc->column, "device.compute_minor");
   EXPECT_EQ(cc->value, "1000");
 }
+
+TEST(ValueBounds, AnOpThatIsItsOwnAncestorIsFound) {
+  Store store = derived_store(Store::Sharing::shared);
+  // What derivation writes: every op's parent comes before it (pre-order), so walking up ends.
+  ASSERT_GT(count(store, "SELECT count(*) FROM _op WHERE parent_id IS NOT NULL"), 10);
+  EXPECT_EQ(count(store, "SELECT count(*) FROM _op WHERE parent_id >= id"), 0);
+  // Two ops each other's parent: source attribution recursed until the stack ran out.
+  int64_t child = count(store, "SELECT min(id) FROM _op WHERE parent_id IS NOT NULL");
+  int64_t parent = count(store, "SELECT parent_id FROM _op WHERE id = " + std::to_string(child));
+  store.db().exec("UPDATE _op SET parent_id = " + std::to_string(child) + " WHERE id = " + std::to_string(parent));
+  auto cycle = find_value_out_of_bounds(store);
+  ASSERT_TRUE(cycle);
+  EXPECT_EQ(cycle->table + "." + cycle->column, "_op.parent_id");
+  EXPECT_EQ(cycle->rowid, parent);
+  EXPECT_EQ(cycle->value, std::to_string(child));
+}
