@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -1010,7 +1011,7 @@ std::vector<TraceModel> load_model(Store& store, std::vector<bool>* was_derived)
   auto model_of = [&](int64_t trace_id) -> TraceModel& {
     auto it = by_trace.find(trace_id);
     if (it == by_trace.end())
-      throw Error("internal: a row names trace " + std::to_string(trace_id) + ", which the trace table lacks");
+      throw std::runtime_error("a row names trace " + std::to_string(trace_id) + ", which the trace table lacks");
     return models[it->second];
   };
   // Every trace gets the whole string table, in id order: local id = position (the store's ids
@@ -1032,7 +1033,7 @@ std::vector<TraceModel> load_model(Store& store, std::vector<bool>* was_derived)
   auto sid = [&](int64_t id) -> int64_t {
     if (id == kNone) return kNone;
     auto it = local_of.find(id);
-    if (it == local_of.end()) throw Error("internal: a row names string " + std::to_string(id) + ", which the string table lacks");
+    if (it == local_of.end()) throw std::runtime_error("a row names string " + std::to_string(id) + ", which the string table lacks");
     return it->second;
   };
   auto label = [](TraceModel& m, const Stmt& q, int c) -> int32_t {
@@ -1234,7 +1235,8 @@ std::vector<TraceModel> load_model(Store& store, std::vector<bool>* was_derived)
     Stmt p(h, "SELECT series_id, ts_ns, value FROM sample_point ORDER BY rowid");
     while (p.step()) {
       auto it = series_at.find(p.col(0));
-      if (it == series_at.end()) throw Error("internal: a sample names series " + std::to_string(p.col(0)) + ", which sample_series lacks");
+      if (it == series_at.end())
+        throw std::runtime_error("a sample_point row names series " + std::to_string(p.col(0)) + ", which sample_series lacks");
       auto& f = models[it->second.first].sample_series[it->second.second];
       f.ts_ns.push_back(p.col(1));
       f.values.push_back(p.dbl(2));

@@ -52,7 +52,9 @@ class ModelWrite {
 };
 
 // The imported facts of every trace in the store, in trace_id order. `was_derived` tells which
-// traces had been derived (trace.iteration_source set).
+// traces had been derived (trace.iteration_source set). A row naming a trace, text or sample series
+// the store lacks (an edited store) throws std::runtime_error saying which, not Error: the caller
+// knows the file and reports it as a damaged store (engine/pipeline/load.cpp).
 std::vector<TraceModel> load_model(Store& store, std::vector<bool>* was_derived = nullptr);
 
 // Deletes every row of every table (the schema and its indexes stay): a store re-derived from its

@@ -308,6 +308,20 @@ TEST_F(HostileInput, StoreEditedBeyondTheImportLimitsNamesTheRow) {
   }
 }
 
+TEST_F(HostileInput, StoreRowNamingAMissingTextIsADamagedStoreWhenDerivedAgain) {
+  // Deriving a saved store again (an option such as --iter-start asks for it) reads its rows back
+  // into models; a row naming a text or trace the store lacks said "internal: ..." without the file.
+  for (const char* edit : {"UPDATE _kernel SET name_id = 1000000000", "UPDATE _api_call SET trace_id = 77"}) {
+    SCOPED_TRACE(edit);
+    auto db = ingest("links.db");
+    { SQLite::Database(db, SQLite::OPEN_READWRITE).exec(edit); }
+    auto r = run_proflint("analyze --iter-start 1 " + shell_quote(db));
+    expect_named_failure(r, db, {"damaged proflint store: a row names", "re-create the store"});
+    EXPECT_EQ(r.err.find("internal"), std::string::npos) << r.err;
+    fs::remove(db);
+  }
+}
+
 // --- defect 10 ---------------------------------------------------------------------------------
 
 TEST_F(HostileInput, FifoAsInputIsRefusedInsteadOfBlocking) {
