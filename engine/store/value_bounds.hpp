@@ -15,7 +15,7 @@
 
 namespace proflint {
 
-// One number of a store that no import writes.
+// A number or link of a store that no import writes.
 struct StoreValueProblem {
   std::string table;
   std::string column;
