@@ -72,10 +72,9 @@ TEST(ValueBounds, FindsAnEditedNumberOnEveryKindOfStore) {
   }
 }
 
-TEST(ValueBounds, IdentifiersAndReturnValuesAreNotNumbersToCheck) {
+TEST(ValueBounds, IdentifiersAreNotNumbersToCheckButComputeCapabilitiesAre) {
   Store store = derived_store(Store::Sharing::shared);
-  // Thread ids of Kineto traces are often beyond 2^32, and a system call returns addresses: no
-  // code adds them up, so they may be anything.
+  // Thread ids of Kineto traces are often beyond 2^32: no code adds ids up, so they may be anything.
   store.db().exec("UPDATE _api_call SET tid = 9223372036854775807, correlation_id = -9223372036854775808");
   EXPECT_FALSE(find_value_out_of_bounds(store));
   store.db().exec("UPDATE device SET compute_minor = 1000");
