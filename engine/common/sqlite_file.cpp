@@ -108,4 +108,13 @@ std::string sqlite_damage_words(std::string_view m) {
   return std::string(m);
 }
 
+std::string quote_identifier(std::string_view name) {
+  std::string q = "\"";
+  for (char c : name) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
 }  // namespace proflint

@@ -25,4 +25,7 @@ std::string sqlite_damage_words(std::string_view sqlite_message);
 // names, or "" when the message names none.
 std::string damaged_schema_entry(std::string_view sqlite_message);
 
+// A table or column name as a double-quoted SQL identifier ("a""b" for a"b).
+std::string quote_identifier(std::string_view name);
+
 }  // namespace proflint

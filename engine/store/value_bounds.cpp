@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/common/sqlite_file.hpp"
 #include "engine/model/sink.hpp"
 
 namespace proflint {
@@ -69,12 +70,6 @@ std::optional<Rule> rule_of(const std::string& c) {
   return Rule::amount;
 }
 
-std::string quoted_name(const std::string& name) {
-  std::string out = "\"";
-  for (char ch : name) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return out + "\"";
-}
-
 std::vector<TableCheck> checks_of(SQLite::Database& db) {
   std::vector<TableCheck> checks;
   SQLite::Statement tables(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name");
@@ -88,7 +83,7 @@ std::vector<TableCheck> checks_of(SQLite::Database& db) {
       std::string name = cols.getColumn(0).getString();
       if (auto rule = rule_of(name)) t.columns.push_back({name, *rule});
     }
-    SQLite::Statement rows(db, "SELECT max(rowid) FROM " + quoted_name(t.table));
+    SQLite::Statement rows(db, "SELECT max(rowid) FROM " + quote_identifier(t.table));
     if (rows.executeStep() && !rows.getColumn(0).isNull()) t.size = rows.getColumn(0).getInt64();
   }
   for (auto& t : checks)
@@ -108,11 +103,11 @@ std::string words(double v) {
 // The row that breaks `c`'s rule in `table`: for a compute capability, one outside 0..999; else the
 // value of largest magnitude (for an amount, the largest of those that add up to `aggregate`).
 StoreValueProblem locate(SQLite::Database& db, const std::string& table, const Column& c, double aggregate) {
-  std::string col = quoted_name(c.name);
+  std::string col = quote_identifier(c.name);
   std::string magnitude = "abs(" + col + " + 0.0)";
   std::string which = c.rule == Rule::capability ? " WHERE " + col + " + 0.0 < 0 OR " + col + " + 0.0 > 999 LIMIT 1"
                                                  : " WHERE " + col + " IS NOT NULL ORDER BY " + magnitude + " DESC LIMIT 1";
-  SQLite::Statement q(db, "SELECT rowid, quote(" + col + "), " + magnitude + " FROM " + quoted_name(table) + which);
+  SQLite::Statement q(db, "SELECT rowid, quote(" + col + "), " + magnitude + " FROM " + quote_identifier(table) + which);
   StoreValueProblem p{table, c.name, 0, "", ""};
   double largest = 0;
   if (q.executeStep()) {
@@ -145,7 +140,7 @@ std::optional<StoreValueProblem> check_table(SQLite::Database& db, const TableCh
   // make the limits exact to within their rounding, 512 at 2^61: far inside the headroom.)
   std::string sql = "SELECT ";
   for (size_t i = 0; i < t.columns.size(); ++i) {
-    std::string col = quoted_name(t.columns[i].name);
+    std::string col = quote_identifier(t.columns[i].name);
     if (i) sql += ", ";
     switch (t.columns[i].rule) {
       case Rule::capability:
@@ -162,7 +157,7 @@ std::optional<StoreValueProblem> check_table(SQLite::Database& db, const TableCh
   }
   for (size_t i = 0; i < t.row_rules.size(); ++i)
     sql += std::string(t.columns.empty() && i == 0 ? "" : ", ") + "TOTAL(" + t.row_rules[i]->broken + ")";
-  SQLite::Statement q(db, sql + " FROM " + quoted_name(t.table));
+  SQLite::Statement q(db, sql + " FROM " + quote_identifier(t.table));
   if (!q.executeStep()) return std::nullopt;
   int at = 0;
   for (const Column& c : t.columns) {
@@ -188,8 +183,8 @@ std::optional<StoreValueProblem> check_table(SQLite::Database& db, const TableCh
   }
   for (const RowRule* r : t.row_rules) {
     if (q.getColumn(at++).getDouble() == 0) continue;
-    std::string col = quoted_name(r->column);
-    SQLite::Statement row(db, "SELECT rowid, quote(" + col + ") FROM " + quoted_name(t.table) + " WHERE " + r->broken + " LIMIT 1");
+    std::string col = quote_identifier(r->column);
+    SQLite::Statement row(db, "SELECT rowid, quote(" + col + ") FROM " + quote_identifier(t.table) + " WHERE " + r->broken + " LIMIT 1");
     StoreValueProblem p{t.table, r->column, 0, "", r->violation};
     if (row.executeStep()) {
       p.rowid = row.getColumn(0).getInt64();

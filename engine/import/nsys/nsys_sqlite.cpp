@@ -152,14 +152,6 @@ class RowStream {
   std::thread worker_;  // last: starts after the members it uses
 };
 
-std::string quote_identifier(std::string_view name) {
-  std::string q = "\"";
-  for (char c : name) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  return q + "\"";
-}
 
 ExportFile::ExportFile(const std::string& path) {
   // immutable=1: SQLite takes no lock and never creates a journal, -wal or -shm file, so the

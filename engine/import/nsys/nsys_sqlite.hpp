@@ -139,7 +139,4 @@ class Rows {
   mutable std::vector<std::string> scratch_;  // number_text() per column
 };
 
-// Double-quoted SQL identifier.
-std::string quote_identifier(std::string_view name);
-
 }  // namespace proflint::nsys
