@@ -101,8 +101,11 @@ std::vector<std::pair<std::string, std::string>> key_node_misses(Store& store) {
 
 }  // namespace
 
-Store load_store(const std::vector<std::string>& inputs, const CommonOptions& o) {
+Store load_store(const std::vector<std::string>& inputs, const CommonOptions& o, bool split) {
   LoadOptions l = load_options(o);
+  // PROFLINT_SPLIT_STORE=0 keeps the store in one database (tests and measurements of both).
+  const char* forced = std::getenv("PROFLINT_SPLIT_STORE");
+  l.split_store = split && !(forced && *forced == '0');
   Store store = load_inputs(inputs, l);
   if (!l.derive.key_node) return store;
   auto misses = key_node_misses(store);
@@ -240,7 +243,7 @@ int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze) {
   OutputFile out(options.output, "-o");
   std::optional<OutputFile> db_out;
   if (analyze.db_path) db_out.emplace(*analyze.db_path, "--db");
-  Store store = load_store(options.inputs, options);
+  Store store = load_store(options.inputs, options, /*split=*/!db_out);
   if (db_out) store.stage_into(*db_out);
   restrict_to_selection(store);  // after --db: the saved store keeps the whole capture
   AnalysisOptions ao = analysis_options(config, options);

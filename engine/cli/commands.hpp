@@ -57,7 +57,8 @@ int cmd_analyze(const CommonOptions& options, const AnalyzeOptions& analyze);
 LoadOptions load_options(const CommonOptions& options);
 // Imports and derives `inputs` with those options; says on stderr where --key-node marked no
 // iteration (with candidates), and resolves a detail report's Op ID given as --key-node.
-Store load_store(const std::vector<std::string>& inputs, const CommonOptions& options);
+// `split`: the store is only read, never saved (LoadOptions::split_store).
+Store load_store(const std::vector<std::string>& inputs, const CommonOptions& options, bool split = false);
 // Detectors, rules, suppressions and limits from proflint.toml plus --rules: what analyze, report
 // and compare all run.
 AnalysisOptions analysis_options(const Config& config, const CommonOptions& options);

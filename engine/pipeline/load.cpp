@@ -529,6 +529,7 @@ Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& opti
   if (estimate <= shared_store_budget()) {
     {
       Store store = Store::create_in_memory(Store::Sharing::shared);
+      if (options.split_store) store.split_side();
       bool store_failed = false;
       try {
         std::vector<TraceModel> models(paths.size());
@@ -541,8 +542,10 @@ Store load_inputs(const std::vector<std::string>& paths, const LoadOptions& opti
     }  // the full store goes before the files are read again
   }
   Store store = create_temp_store(estimate);
-  bool store_failed = false;
+  bool store_failed = true;
   try {
+    if (options.split_store) store.split_side();
+    store_failed = false;
     std::vector<TraceModel> models(paths.size());
     load_into(paths, models, options, store, store_failed);
   } catch (...) {

@@ -24,6 +24,9 @@ struct LoadOptions {
   // --sample-offset: added to the times of sampling logs given beside a trace (docs/samples.md);
   // unset: found from the clocks (engine/derive/sample_alignment.hpp).
   std::optional<int64_t> sample_offset_ns;
+  // Split an in-memory store in two databases written by two threads (Store::split_side), for a
+  // run that reads the store and never saves it (analyze without --db).
+  bool split_store = false;
 };
 
 // Imports every path (a profile, or a saved store when it is the only input) and derives: each

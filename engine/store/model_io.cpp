@@ -8,12 +8,15 @@
 #include <array>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <map>
 #include <memory>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <thread>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -184,6 +187,7 @@ constexpr int64_t kFeedRows = 256;
 class Stmt {
  public:
   Stmt(sqlite3* db, const char* sql) : db_(db), st_(prepare(db, sql)) {}
+  sqlite3* handle() const { return db_; }
   Stmt(sqlite3* db, const char* sql, Feed& feed) : db_(db), feed_(&feed) {
     // "INSERT INTO t(a, b) VALUES (?,?)" -> "INSERT INTO t(a, b) SELECT c0, c1 FROM proflint_feed"
     std::string text = sql;
@@ -402,10 +406,14 @@ struct Bases {
 };
 
 
+// Writes models into the store. `side` is the connection of a split store's side database
+// (Store::split_side: _op, _range, _source), else the store's connection `h` too.
 struct Writer {
-  explicit Writer(sqlite3* h)
+  Writer(sqlite3* h, sqlite3* side_h)
       : db(h),
+        side(side_h),
         feed(h),
+        side_feed(side_h != h ? std::make_unique<Feed>(side_h) : nullptr),
         trace_ins(h, "INSERT INTO trace(trace_id, path, format, format_version, tool_version, framework, vendor, rank, world_size, "
                      "comm_backend, host_name, clock, start_ns, end_ns, event_count, file_bytes, iteration_source, iter_start, "
                      "iter_stop, workload) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
@@ -424,9 +432,9 @@ struct Writer {
                       "external_id, api_call_id, op_id, iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", feed),
         api_ins(h, "INSERT INTO _api_call(trace_id, pid, tid, start_ns, dur_ns, name_id, kind, correlation_id, external_id, op_id, "
                    "iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?)", feed),
-        range_ins(h, "INSERT INTO _range(trace_id, pid, tid, start_ns, dur_ns, name_id, kind, domain, device_id, external_id, "
+        range_ins(side_h, "INSERT INTO _range(trace_id, pid, tid, start_ns, dur_ns, name_id, kind, domain, device_id, external_id, "
                      "sequence_number, fwd_thread_id, input_dims_id, input_types_id, call_stack_id, module_id, parent_id, depth, "
-                     "marker) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", feed),
+                     "marker) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", sfeed()),
         collective_ins(h, "INSERT INTO collective_arg(range_id, trace_id, collective_name, process_group, pg_desc, seq, in_nelems, "
                           "out_nelems, dtype, group_size, group_ranks) VALUES (?,?,?,?,?,?,?,?,?,?,?)", feed),
         flow_ins(h, "INSERT INTO flow(trace_id, kind, flow_id, src_pid, src_tid, src_ts_ns, dst_pid, dst_tid, dst_ts_ns) "
@@ -437,8 +445,8 @@ struct Writer {
         sync_ins(h, "INSERT INTO sync_event(trace_id, pid, tid, device_id, stream_id, start_ns, dur_ns, kind, correlation_id, "
                     "iteration) VALUES (?,?,?,?,?,?,?,?,?,?)", feed),
         issue_ins(h, "INSERT INTO import_issue(trace_id, kind, count, example, location) VALUES (?,?,?,?,?)"),
-        op_ins(h, "INSERT INTO _op(trace_id, range_id, pid, tid, start_ns, dur_ns, name_id, op_type, pass, parent_id, depth, path, "
-                  "iteration, tc_eligible, gpu_time_ns, kernel_count, tc_time_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", feed),
+        op_ins(side_h, "INSERT INTO _op(trace_id, range_id, pid, tid, start_ns, dur_ns, name_id, op_type, pass, parent_id, depth, path, "
+                  "iteration, tc_eligible, gpu_time_ns, kernel_count, tc_time_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", sfeed()),
         iteration_ins(h, "INSERT INTO iteration(trace_id, iteration, number, name, start_ns, end_ns, dur_ns, gpu_start_ns, "
                          "gpu_end_ns, source, selected) VALUES (?,?,?,?,?,?,?,?,?,?,?)"),
         breakdown_ins(h, "INSERT INTO breakdown(trace_id, device_id, iteration, category, time_ns) VALUES (?,?,?,?,?)"),
@@ -480,7 +488,10 @@ struct Writer {
                              "start_ns, end_ns, wait_ns, transfer_ns, iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?)", feed) {}
 
   sqlite3* db;
+  sqlite3* side;
   Feed feed;  // before the statements that read it: they are finalized first
+  std::unique_ptr<Feed> side_feed;  // the side database's, when it has a connection of its own
+  Feed& sfeed() { return side_feed ? *side_feed : feed; }
   Stmt trace_ins, device_ins, process_ins, thread_ins, stream_ins, kernel_ins, memcpy_ins, memset_ins, api_ins, range_ins,
       collective_ins, flow_ins, memory_ins, counter_ins, sync_ins, issue_ins, op_ins, iteration_ins, breakdown_ins,
       steady_ins, undescribed_ins;
@@ -494,10 +505,15 @@ struct Writer {
 
   // The rows the batched statements still hold: before COMMIT.
   void flush() {
-    for (Stmt* st : {&kernel_ins, &memcpy_ins, &memset_ins, &api_ins, &range_ins, &collective_ins, &flow_ins, &memory_ins,
-                     &counter_ins, &sync_ins, &op_ins, &os_call_ins, &cpu_sample_ins, &cpu_frame_ins, &graph_node_ins,
+    flush_side();
+    for (Stmt* st : {&kernel_ins, &memcpy_ins, &memset_ins, &api_ins, &collective_ins, &flow_ins, &memory_ins,
+                     &counter_ins, &sync_ins, &os_call_ins, &cpu_sample_ins, &cpu_frame_ins, &graph_node_ins,
                      &point_ins, &source_ins, &graph_kernel_ins, &kernel_compiled_ins, &participation_ins})
       st->flush();
+  }
+  // Those of the side database's tables.
+  void flush_side() {
+    for (Stmt* st : {&range_ins, &op_ins}) st->flush();
   }
 
   static int64_t at(int64_t base, int64_t index) { return index >= 0 ? base + index : kNone; }
@@ -514,7 +530,7 @@ struct Writer {
     if (rows == 0) return;
     st.flush();
     int64_t want = base + static_cast<int64_t>(rows) - 1;
-    int64_t got = max_of(db, (std::string("SELECT MAX(id) FROM ") + table).c_str());
+    int64_t got = max_of(st.handle(), (std::string("SELECT MAX(id) FROM ") + table).c_str());
     if (got != want)
       throw Error(std::string("internal: ") + table + " ids written up to " + std::to_string(got) + ", expected " +
                   std::to_string(want));
@@ -669,6 +685,21 @@ struct Writer {
     copies(memset_ins, m.memsets, d.memsets, false);
     expect_ids(memset_ins, "_memset", b.memset, m.memsets.size());
     drop(memset_ins, m.memsets, d.memsets);
+    for (size_t i = 0; i < m.syncs.size(); ++i) {
+      const SyncFact& s = m.syncs[i];
+      sync_ins.i64(t).i64(s.pid).i64(s.tid).i64(s.device_id).i64(s.stream_id)
+          .i64(s.start_ns).i64(s.dur_ns).text(m.label(s.kind)).i64(s.correlation_id)
+          .i64(derived ? iteration_col(d.sync_iteration[i]) : kNone).run();
+    }
+    expect_ids(sync_ins, "sync_event", b.sync, m.syncs.size());
+    drop(sync_ins, m.syncs, d.sync_iteration);
+  }
+
+  // The runtime API calls with their derived links (in the side database of a split store).
+  void api_calls(TraceModel& m, const Bases& b) {
+    DerivedFacts& d = m.derived;
+    const bool derived = d.done;
+    const int64_t t = b.trace;
     for (size_t i = 0; i < m.apis.size(); ++i) {
       const ApiFact& a = m.apis[i];
       api_ins.i64(t).i64(a.pid).i64(a.tid).i64(a.start_ns).i64(a.dur_ns)
@@ -679,14 +710,11 @@ struct Writer {
     }
     expect_ids(api_ins, "_api_call", b.api, m.apis.size());
     drop(api_ins, m.apis, d.api_op, d.api_iteration);
-    for (size_t i = 0; i < m.syncs.size(); ++i) {
-      const SyncFact& s = m.syncs[i];
-      sync_ins.i64(t).i64(s.pid).i64(s.tid).i64(s.device_id).i64(s.stream_id)
-          .i64(s.start_ns).i64(s.dur_ns).text(m.label(s.kind)).i64(s.correlation_id)
-          .i64(derived ? iteration_col(d.sync_iteration[i]) : kNone).run();
-    }
-    expect_ids(sync_ins, "sync_event", b.sync, m.syncs.size());
-    drop(sync_ins, m.syncs, d.sync_iteration);
+  }
+
+  // The ranges, once written, derived and linked (their rows are read by nothing after linked()).
+  void release_ranges(TraceModel& m) {
+    DerivedFacts& d = m.derived;
     drop(range_ins, m.ranges, d.range_parent, d.range_depth, d.range_marker);  // collectives stay: bound texts
   }
 
@@ -712,8 +740,15 @@ struct Writer {
     expect_ids(cpu_sample_ins, "_cpu_sample", b.cpu_sample, m.cpu_samples.size());
   }
 
-  // The tables derivation fills.
+  // The tables derivation fills: derived_side's in the side database (Store::split_side), the
+  // rest in the store's.
   void derived(TraceModel& m, const Bases& b) {
+    derived_side(m, b);
+    derived_main(m, b);
+  }
+
+  // Ops.
+  void derived_side(TraceModel& m, const Bases& b) {
     DerivedFacts& d = m.derived;
     if (!d.done) return;
     const int64_t t = b.trace;
@@ -734,6 +769,18 @@ struct Writer {
     }
     expect_ids(op_ins, "_op", b.op, d.ops.size());  // flushes: the last paths are in
     drop(op_ins, d.ops);  // op_types stays: op_type texts point into it
+  }
+
+  // Iterations, breakdown, steady state, CUDA graphs and compiled regions.
+  void derived_main(TraceModel& m, const Bases& b) {
+    DerivedFacts& d = m.derived;
+    if (!d.done) return;
+    const int64_t t = b.trace;
+    for (const auto& src : d.sources)
+      source_ins.i64(t).i64(at(b.op, src.op)).i64(at(b.api, src.api)).i64(at(b.range, src.range)).text(src.origin).i64(sid(b, src.file_id))
+          .i64(src.line).i64(sid(b, src.function_id)).i64(sid(b, src.module_path_id)).i64(sid(b, src.stack_id))
+          .i64(at(b.op, src.forward_op)).run();
+    drop(source_ins, d.sources);
     for (size_t k = 0; k < d.iterations.size(); ++k) {
       const auto& it = d.iterations[k];
       iteration_ins.i64(t).i64(static_cast<int64_t>(k)).i64(it.number ? *it.number : kNone).text(std::string_view(it.name))
@@ -757,11 +804,6 @@ struct Writer {
       for (auto c : kBreakdownCategories) steady_ins.i64(steady_rows[s.device_id][c]);
       steady_ins.run();
     }
-    for (const auto& src : d.sources)
-      source_ins.i64(t).i64(at(b.op, src.op)).i64(at(b.api, src.api)).i64(at(b.range, src.range)).text(src.origin).i64(sid(b, src.file_id))
-          .i64(src.line).i64(sid(b, src.function_id)).i64(sid(b, src.module_path_id)).i64(sid(b, src.stack_id))
-          .i64(at(b.op, src.forward_op)).run();
-    drop(source_ins, d.sources);
     if (!d.key_node_problem.empty())
       issue_ins.i64(t).text(std::string_view("key_node_not_found")).i64(1).text(std::string_view(d.key_node_problem))
           .text(std::string_view("--key-node")).run();
@@ -833,8 +875,10 @@ struct Writer {
 }  // namespace
 
 struct ModelWrite::State {
-  State(sqlite3* handle, std::vector<TraceModel*> all) : h(handle), models(std::move(all)), strings(h), bases(models.size()) {}
+  State(sqlite3* handle, sqlite3* side_handle, std::vector<TraceModel*> all)
+      : h(handle), side(side_handle), models(std::move(all)), strings(h), bases(models.size()) {}
   sqlite3* h;
+  sqlite3* side;  // the side database's connection of a split store, else h
   std::vector<TraceModel*> models;
   GlobalStrings strings;
   std::vector<Bases> bases;
@@ -847,9 +891,21 @@ struct ModelWrite::State {
 
 ModelWrite::ModelWrite(Store& store, std::vector<TraceModel*> models, bool release) {
   sqlite3* h = store.db().getHandle();
+  // A split store's side tables are read and written on their own connection only: a read through
+  // the store's connection (which attaches them) would hold a lock on them until its COMMIT, and
+  // the side connection could never commit.
+  sqlite3* side = store.side_db().getHandle();
   exec(h, "BEGIN");
+  if (side != h) {
+    try {
+      exec(side, "BEGIN");
+    } catch (...) {
+      sqlite3_exec(h, "ROLLBACK", nullptr, nullptr, nullptr);
+      throw;
+    }
+  }
   try {
-    s_ = std::make_unique<State>(h, std::move(models));
+    s_ = std::make_unique<State>(h, side, std::move(models));
     auto& bases = s_->bases;
     Bases next;
     next.trace = max_of(h, "SELECT MAX(trace_id) FROM trace") + 1;
@@ -857,9 +913,9 @@ ModelWrite::ModelWrite(Store& store, std::vector<TraceModel*> models, bool relea
     next.memcpy = max_of(h, "SELECT MAX(id) FROM _memcpy") + 1;
     next.memset = max_of(h, "SELECT MAX(id) FROM _memset") + 1;
     next.api = max_of(h, "SELECT MAX(id) FROM _api_call") + 1;
-    next.range = max_of(h, "SELECT MAX(id) FROM _range") + 1;
+    next.range = max_of(side, "SELECT MAX(id) FROM _range") + 1;
     next.sync = max_of(h, "SELECT MAX(id) FROM sync_event") + 1;
-    s_->next_op = max_of(h, "SELECT MAX(id) FROM _op") + 1;
+    s_->next_op = max_of(side, "SELECT MAX(id) FROM _op") + 1;
     next.os_call = max_of(h, "SELECT MAX(id) FROM _os_call") + 1;
     next.cpu_sample = max_of(h, "SELECT MAX(id) FROM _cpu_sample") + 1;
     next.series = max_of(h, "SELECT MAX(series_id) FROM sample_series") + 1;
@@ -895,10 +951,11 @@ ModelWrite::ModelWrite(Store& store, std::vector<TraceModel*> models, bool relea
       for (int64_t s = 1; s <= imported; ++s)
         bases[i].string_ids[static_cast<size_t>(s)] = s_->strings.id(m.strings.text(s), /*distinct=*/i == 0);
     }
-    s_->w = std::make_unique<Writer>(h);
+    s_->w = std::make_unique<Writer>(h, side);
     s_->w->release = release;
   } catch (...) {
     s_.reset();
+    if (side != h) sqlite3_exec(side, "ROLLBACK", nullptr, nullptr, nullptr);
     sqlite3_exec(h, "ROLLBACK", nullptr, nullptr, nullptr);
     throw;
   }
@@ -907,7 +964,9 @@ ModelWrite::ModelWrite(Store& store, std::vector<TraceModel*> models, bool relea
 ModelWrite::~ModelWrite() {
   if (!s_ || s_->finished) return;
   sqlite3* h = s_->h;
+  sqlite3* side = s_->side;
   s_.reset();  // the statements go before the transaction does
+  if (side != h) sqlite3_exec(side, "ROLLBACK", nullptr, nullptr, nullptr);
   sqlite3_exec(h, "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
@@ -943,11 +1002,48 @@ void ModelWrite::finish(const JobFacts* jobs) {
   }
   st.strings.insert_pending();
   Writer& w = *st.w;
-  for (size_t i = 0; i < st.models.size(); ++i) w.linked(*st.models[i], st.bases[i]);
-  for (size_t i = 0; i < st.models.size(); ++i) w.derived(*st.models[i], st.bases[i]);
-  if (jobs) w.jobs(*jobs, st.bases);
+  // The side database's share (ops and their sources), on a thread of its own when the store is
+  // split (Store::split_side): two writers on two cores, each on its own connection.
+  auto side_share = [&] {
+    for (size_t i = 0; i < st.models.size(); ++i) w.derived_side(*st.models[i], st.bases[i]);
+    w.flush_side();
+  };
+  std::thread side_writer;
+  std::exception_ptr side_error;
+  if (st.side != st.h) {
+    for (TraceModel* m : st.models) w.release_ranges(*m);
+    try {
+      side_writer = std::thread([&] {
+        try {
+          side_share();
+        } catch (...) {
+          side_error = std::current_exception();
+        }
+      });
+    } catch (const std::system_error&) {
+      side_share();  // no thread to be had: one after the other
+    }
+  }
+  try {
+    for (size_t i = 0; i < st.models.size(); ++i) {
+      w.linked(*st.models[i], st.bases[i]);
+      w.api_calls(*st.models[i], st.bases[i]);
+      if (st.side == st.h) w.release_ranges(*st.models[i]);
+    }
+    for (size_t i = 0; i < st.models.size(); ++i) {
+      if (st.side == st.h) w.derived_side(*st.models[i], st.bases[i]);
+      w.derived_main(*st.models[i], st.bases[i]);
+    }
+    if (jobs) w.jobs(*jobs, st.bases);
+  } catch (...) {
+    if (side_writer.joinable()) side_writer.join();
+    throw;
+  }
+  if (side_writer.joinable()) side_writer.join();
+  if (side_error) std::rethrow_exception(side_error);
   w.flush();
   st.w.reset();
+  if (st.side != st.h) exec(st.side, "COMMIT");
   exec(st.h, "COMMIT");
   st.finished = true;
   for (size_t i = 0; i < st.models.size(); ++i) st.models[i]->trace_id = st.bases[i].trace;

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace proflint {
 
@@ -49,6 +50,21 @@ class Store {
   static Store open_existing(const std::string& path, bool read_only);
   // True when the file starts with the SQLite header and carries proflint's application id.
   static bool is_store_file(const std::string& path);
+
+  // Puts the op and range tables (kSideTables in store.cpp) into a second database with a
+  // connection of its own, so that two threads can write the store at once (ModelWrite,
+  // engine/store/model_io.hpp): SQLite has one writer per database. The store's connection and
+  // every reader attach it as proflint_side, and the views that name its tables (op, range; a
+  // view naming one of those would follow) become TEMP views of each connection (a view can only
+  // read its own database's tables), so every query reads the same tables and views as before. A Sharing::shared store gets a second memdb
+  // database, a Sharing::temp_file store a second temporary file; other stores are left as they
+  // are. Only for a new, empty store that is never saved: stage_into refuses a split store
+  // (VACUUM INTO copies one database), so `analyze --db` and the commands that save keep one.
+  void split_side();
+  bool is_split() const { return side_ != nullptr; }
+  // The side database's own connection (split_side), or the store's connection when not split:
+  // where the side tables are written and indexed.
+  SQLite::Database& side_db() { return side_ ? *side_ : *db_; }
 
   SQLite::Database& db() { return *db_; }
   // A second, read-only connection to the same database, for a thread of its own (analysis runs
@@ -96,8 +112,13 @@ class Store {
     ~TempFile();
   };
   TempFile temp_;  // before db_: members are destroyed in reverse order, so the file outlives its connection
+  TempFile side_temp_;  // split_side's file for a temp_file store, likewise
   int readers_opened_ = 0;
   std::unique_ptr<SQLite::Database> db_;
+  std::unique_ptr<SQLite::Database> side_;  // split_side's database, attached to db_ and to every reader
+  std::string side_uri_;                    // what a connection attaches as proflint_side
+  std::vector<std::string> temp_views_;     // CREATE TEMP VIEW statements every connection runs
+  void attach_side(SQLite::Database& db);
   std::string name_;           // what open_reader() opens: a file path or a shared memdb name
   const char* vfs_ = nullptr;  // "memdb" for in-memory stores, else the default VFS
 };
