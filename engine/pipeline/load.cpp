@@ -380,7 +380,9 @@ void load_into(std::vector<std::string> paths, std::vector<TraceModel>& models, 
         if (!ranges.wait(i)) return;
         write.write_ranges(i);
       }
-      store.create_range_thread_index();
+      // A split store builds it after derivation, as soon as its side database is written
+      // (ModelWrite::finish): beside derivation the sort raised the peak memory.
+      if (!store.is_split()) store.create_range_thread_index();
     } catch (...) {
       beside_error = std::current_exception();
     }
@@ -410,10 +412,9 @@ void load_into(std::vector<std::string> paths, std::vector<TraceModel>& models, 
   if (timings_enabled()) std::fprintf(stderr, "timing derive:write_beside %.3f ms (beside derivation)\n", beside_ms);
   store_failed = true;
   if (beside_error) std::rethrow_exception(beside_error);
-  write.finish(&jobs);
+  write.finish(&jobs, /*index=*/true);  // a split store's databases each indexed as soon as written
   std::vector<TraceModel>().swap(models);
   clock.lap("write");
-  store.create_indexes();
   store.end_bulk_load();
   clock.lap("indexes");
   store_failed = false;

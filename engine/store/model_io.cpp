@@ -506,6 +506,10 @@ struct Writer {
   // The rows the batched statements still hold: before COMMIT.
   void flush() {
     flush_side();
+    flush_main();
+  }
+  // Those of the store's own tables.
+  void flush_main() {
     for (Stmt* st : {&kernel_ins, &memcpy_ins, &memset_ins, &api_ins, &collective_ins, &flow_ins, &memory_ins,
                      &counter_ins, &sync_ins, &os_call_ins, &cpu_sample_ins, &cpu_frame_ins, &graph_node_ins,
                      &point_ins, &source_ins, &graph_kernel_ins, &kernel_compiled_ins, &participation_ins})
@@ -875,8 +879,9 @@ struct Writer {
 }  // namespace
 
 struct ModelWrite::State {
-  State(sqlite3* handle, sqlite3* side_handle, std::vector<TraceModel*> all)
-      : h(handle), side(side_handle), models(std::move(all)), strings(h), bases(models.size()) {}
+  State(Store& s, sqlite3* handle, sqlite3* side_handle, std::vector<TraceModel*> all)
+      : store(s), h(handle), side(side_handle), models(std::move(all)), strings(h), bases(models.size()) {}
+  Store& store;
   sqlite3* h;
   sqlite3* side;  // the side database's connection of a split store, else h
   std::vector<TraceModel*> models;
@@ -905,7 +910,7 @@ ModelWrite::ModelWrite(Store& store, std::vector<TraceModel*> models, bool relea
     }
   }
   try {
-    s_ = std::make_unique<State>(h, side, std::move(models));
+    s_ = std::make_unique<State>(store, h, side, std::move(models));
     auto& bases = s_->bases;
     Bases next;
     next.trace = max_of(h, "SELECT MAX(trace_id) FROM trace") + 1;
@@ -983,7 +988,7 @@ void ModelWrite::write_ranges(size_t model) {
   ++s_->ranges_written;
 }
 
-void ModelWrite::finish(const JobFacts* jobs) {
+void ModelWrite::finish(const JobFacts* jobs, bool index) {
   State& st = *s_;
   if (!st.imported_written) write_imported();
   while (st.ranges_written < st.models.size()) write_ranges(st.ranges_written);
@@ -1002,16 +1007,33 @@ void ModelWrite::finish(const JobFacts* jobs) {
   }
   st.strings.insert_pending();
   Writer& w = *st.w;
-  // The side database's share (ops and their sources), on a thread of its own when the store is
-  // split (Store::split_side): two writers on two cores, each on its own connection.
-  auto side_share = [&] {
-    for (size_t i = 0; i < st.models.size(); ++i) w.derived_side(*st.models[i], st.bases[i]);
-    w.flush_side();
-  };
-  std::thread side_writer;
-  std::exception_ptr side_error;
-  if (st.side != st.h) {
+  if (st.side == st.h) {  // one database: one writer, then the indexes
+    for (size_t i = 0; i < st.models.size(); ++i) {
+      w.linked(*st.models[i], st.bases[i]);
+      w.api_calls(*st.models[i], st.bases[i]);
+      w.release_ranges(*st.models[i]);
+    }
+    for (size_t i = 0; i < st.models.size(); ++i) w.derived(*st.models[i], st.bases[i]);
+    if (jobs) w.jobs(*jobs, st.bases);
+    w.flush();
+    st.w.reset();
+    exec(st.h, "COMMIT");
+    st.finished = true;
+    if (index) st.store.create_indexes();
+  } else {
+    // A split store (Store::split_side): the side database's share (the ops) on a thread of its
+    // own, each database committed and indexed as soon as its rows are in, on its own connection.
+    // Trace ids are consecutive from 1: the last one says whether the store holds several.
+    const bool several_traces = !st.bases.empty() && st.bases.back().trace > 1;
     for (TraceModel* m : st.models) w.release_ranges(*m);
+    auto side_share = [&] {
+      for (size_t i = 0; i < st.models.size(); ++i) w.derived_side(*st.models[i], st.bases[i]);
+      w.flush_side();
+      exec(st.side, "COMMIT");
+      if (index) st.store.create_side_indexes(several_traces);
+    };
+    std::exception_ptr side_error;
+    std::thread side_writer;
     try {
       side_writer = std::thread([&] {
         try {
@@ -1023,29 +1045,25 @@ void ModelWrite::finish(const JobFacts* jobs) {
     } catch (const std::system_error&) {
       side_share();  // no thread to be had: one after the other
     }
-  }
-  try {
-    for (size_t i = 0; i < st.models.size(); ++i) {
-      w.linked(*st.models[i], st.bases[i]);
-      w.api_calls(*st.models[i], st.bases[i]);
-      if (st.side == st.h) w.release_ranges(*st.models[i]);
+    try {
+      for (size_t i = 0; i < st.models.size(); ++i) {
+        w.linked(*st.models[i], st.bases[i]);
+        w.api_calls(*st.models[i], st.bases[i]);
+      }
+      for (size_t i = 0; i < st.models.size(); ++i) w.derived_main(*st.models[i], st.bases[i]);
+      if (jobs) w.jobs(*jobs, st.bases);
+      w.flush_main();
+      exec(st.h, "COMMIT");
+      if (index) st.store.create_main_indexes();
+    } catch (...) {
+      if (side_writer.joinable()) side_writer.join();
+      throw;
     }
-    for (size_t i = 0; i < st.models.size(); ++i) {
-      if (st.side == st.h) w.derived_side(*st.models[i], st.bases[i]);
-      w.derived_main(*st.models[i], st.bases[i]);
-    }
-    if (jobs) w.jobs(*jobs, st.bases);
-  } catch (...) {
     if (side_writer.joinable()) side_writer.join();
-    throw;
+    if (side_error) std::rethrow_exception(side_error);
+    st.w.reset();
+    st.finished = true;
   }
-  if (side_writer.joinable()) side_writer.join();
-  if (side_error) std::rethrow_exception(side_error);
-  w.flush();
-  st.w.reset();
-  if (st.side != st.h) exec(st.side, "COMMIT");
-  exec(st.h, "COMMIT");
-  st.finished = true;
   for (size_t i = 0; i < st.models.size(); ++i) st.models[i]->trace_id = st.bases[i].trace;
 }
 

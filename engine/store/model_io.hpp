@@ -44,7 +44,9 @@ class ModelWrite {
 
   void write_imported();
   void write_ranges(size_t model);
-  void finish(const JobFacts* jobs);
+  // With `index`, also builds the store's indexes (Store::create_indexes) once the rows are in:
+  // for a split store each database's as soon as that database is committed, on its own thread.
+  void finish(const JobFacts* jobs, bool index = false);
 
  private:
   struct State;

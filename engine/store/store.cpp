@@ -15,10 +15,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -444,6 +446,15 @@ void Store::split_side() {
   SQLite::Transaction tx(*db_);
   for (const auto& sql : drops) db_->exec(sql);
   tx.commit();
+  // The two connections write their own databases at once (ModelWrite::finish), but the store's
+  // connection also reads the side database's schema now and then (after its own schema changed,
+  // SQLite reloads every schema it holds), and a memdb database refuses a reader while its writer
+  // is busy: such a read waits for the side's statement to end instead of failing with "database is
+  // locked". The side connection never reads the store's database, so neither waits for the other
+  // in turn.
+  constexpr int kWaitMs = 10 * 60 * 1000;
+  sqlite3_busy_timeout(db_->getHandle(), kWaitMs);
+  sqlite3_busy_timeout(side->getHandle(), kWaitMs);
   side_uri_ = uri;
   temp_views_ = std::move(views);
   side_ = std::move(side);
@@ -509,16 +520,31 @@ namespace {
 void create_range_name_index(SQLite::Database& db) { db.exec("CREATE INDEX IF NOT EXISTS range_by_name ON _range(name_id)"); }
 }  // namespace
 
-void Store::create_fact_indexes() {
-  // CREATE INDEX sorts the table; SQLite can sort with helper threads (the machine's second core).
-  db_->exec("PRAGMA threads=" + std::to_string(std::clamp(std::thread::hardware_concurrency(), 1u, 4u) - 1));
+namespace {
+// CREATE INDEX sorts the table; SQLite can sort with helper threads (the machine's second core).
+void sort_with_helpers(SQLite::Database& db) {
+  db.exec("PRAGMA threads=" + std::to_string(std::clamp(std::thread::hardware_concurrency(), 1u, 4u) - 1));
+}
+}  // namespace
+
+void Store::create_main_indexes() {
+  sort_with_helpers(*db_);
   db_->exec(R"SQL(
     CREATE INDEX IF NOT EXISTS kernel_by_time ON _kernel(trace_id, device_id, start_ns);
     CREATE INDEX IF NOT EXISTS kernel_by_name ON _kernel(name_id);
     CREATE INDEX IF NOT EXISTS api_by_thread ON _api_call(trace_id, pid, tid, start_ns);
   )SQL");
+  // A saved store written by an earlier proflint may hold the unused one.
+  db_->exec(R"SQL(
+    DROP INDEX IF EXISTS kernel_by_op;
+    CREATE INDEX IF NOT EXISTS sample_point_by_series ON sample_point(series_id, ts_ns);
+  )SQL");
+}
+
+void Store::create_side_indexes(bool several_traces) {
+  sort_with_helpers(side_db());
   create_range_thread_index();
-  if (db_->execAndGet("SELECT count(*) FROM trace").getInt64() > 1) create_range_name_index(side_db());
+  if (several_traces) create_range_name_index(side_db());
 }
 
 void Store::create_range_thread_index() {
@@ -526,12 +552,34 @@ void Store::create_range_thread_index() {
 }
 
 void Store::create_indexes() {
-  create_fact_indexes();
-  // A saved store written by an earlier proflint may hold the unused one.
-  db_->exec(R"SQL(
-    DROP INDEX IF EXISTS kernel_by_op;
-    CREATE INDEX IF NOT EXISTS sample_point_by_series ON sample_point(series_id, ts_ns);
-  )SQL");
+  const bool several_traces = db_->execAndGet("SELECT count(*) FROM trace").getInt64() > 1;
+  if (!side_) {
+    create_main_indexes();
+    create_side_indexes(several_traces);
+    return;
+  }
+  // A split store's two databases are indexed at once, each on its own connection.
+  std::exception_ptr side_error;
+  std::thread side;
+  try {
+    side = std::thread([&] {
+      try {
+        create_side_indexes(several_traces);
+      } catch (...) {
+        side_error = std::current_exception();
+      }
+    });
+  } catch (const std::system_error&) {
+    create_side_indexes(several_traces);  // no thread to be had: one after the other
+  }
+  try {
+    create_main_indexes();
+  } catch (...) {
+    if (side.joinable()) side.join();
+    throw;
+  }
+  if (side.joinable()) side.join();
+  if (side_error) std::rethrow_exception(side_error);
 }
 
 void Store::create_report_indexes() {

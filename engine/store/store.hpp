@@ -74,13 +74,18 @@ class Store {
   std::unique_ptr<SQLite::Database> open_reader();
   int schema_version();
 
-  // Indexes used by derivation, detectors and rules; created after bulk import (faster load).
+  // Indexes used by derivation, detectors and rules; created after bulk import (faster load):
+  // create_main_indexes and create_side_indexes, for a split store at once on two threads.
   void create_indexes();
-  // Only those on columns that derivation never writes: they can be built before it writes.
-  // range_by_name only when the store holds several traces (store.cpp says why).
-  void create_fact_indexes();
-  // range_by_thread alone, as soon as the ranges are in: the load writes them beside derivation
-  // and indexes them there too (engine/pipeline/load.cpp); create_fact_indexes then finds it.
+  // Those of the tables other than the side tables (kernels, API calls, sample points).
+  void create_main_indexes();
+  // Those of the side tables (split_side), on side_db(): range_by_thread, and range_by_name when
+  // the store holds several traces (store.cpp says why not for one). The load of a split store
+  // builds them as soon as the side database is committed (ModelWrite::finish), while the store's
+  // connection still writes.
+  void create_side_indexes(bool several_traces);
+  // range_by_thread alone: the load of a store in one database writes the ranges beside
+  // derivation and indexes them there too (engine/pipeline/load.cpp).
   void create_range_thread_index();
   // The indexes only reports, exports and saved stores use (op_by_range, op_by_name, and
   // range_by_name in a one-trace store), built when one of those first needs them: `analyze` would sort
