@@ -187,7 +187,6 @@ constexpr int64_t kFeedRows = 256;
 class Stmt {
  public:
   Stmt(sqlite3* db, const char* sql) : db_(db), st_(prepare(db, sql)) {}
-  sqlite3* handle() const { return db_; }
   Stmt(sqlite3* db, const char* sql, Feed& feed) : db_(db), feed_(&feed) {
     // "INSERT INTO t(a, b) VALUES (?,?)" -> "INSERT INTO t(a, b) SELECT c0, c1 FROM proflint_feed"
     std::string text = sql;
@@ -203,6 +202,7 @@ class Stmt {
     st_ = prepare(db, text.c_str());
   }
   ~Stmt() { sqlite3_finalize(st_); }
+  sqlite3* handle() const { return db_; }  // the connection it runs on
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
 
@@ -406,8 +406,9 @@ struct Bases {
 };
 
 
-// Writes models into the store. `side` is the connection of a split store's side database
-// (Store::split_side: _op, _range, _source), else the store's connection `h` too.
+// Writes models into the store. `side_h` is the connection of a split store's side database
+// (Store::split_side: _op and _range), else the store's connection `h` too; each connection has
+// its own row feed, so that two threads can write at once (ModelWrite::finish).
 struct Writer {
   Writer(sqlite3* h, sqlite3* side_h)
       : db(h),
@@ -699,7 +700,7 @@ struct Writer {
     drop(sync_ins, m.syncs, d.sync_iteration);
   }
 
-  // The runtime API calls with their derived links (in the side database of a split store).
+  // The runtime API calls with their derived links.
   void api_calls(TraceModel& m, const Bases& b) {
     DerivedFacts& d = m.derived;
     const bool derived = d.done;
@@ -775,7 +776,7 @@ struct Writer {
     drop(op_ins, d.ops);  // op_types stays: op_type texts point into it
   }
 
-  // Iterations, breakdown, steady state, CUDA graphs and compiled regions.
+  // Source places, iterations, breakdown, steady state, CUDA graphs and compiled regions.
   void derived_main(TraceModel& m, const Bases& b) {
     DerivedFacts& d = m.derived;
     if (!d.done) return;

@@ -33,8 +33,9 @@ void write_models(Store& store, const std::vector<TraceModel*>& models, const Jo
 // nor changes; write_ranges(i), in model order, model i's ranges with the derived columns
 // derivation has published (derive_trace's ranges_derived); finish() the rest, once every model
 // is derived. One thread at a time: calls on one object may come from different threads only
-// one after the other (a join or a lock between them). The same rows, ids and texts as
-// write_models, which is these steps in order.
+// one after the other (a join or a lock between them); finish() itself writes a split store
+// (Store::split_side) on two threads, one per database, each with its own transaction. The same
+// rows, ids and texts as write_models, which is these steps in order.
 class ModelWrite {
  public:
   ModelWrite(Store& store, std::vector<TraceModel*> models, bool release);
