@@ -1,14 +1,18 @@
 // tests/unit/kineto_scan_thread_test.cpp — the scan on a thread of its own
 // (kineto::scan_trace_on_thread) makes exactly the handler calls of the plain scan, in the same
 // order, on the caller's thread: for every read size, across many batches, with oversized and
-// top-level values, for truncated input and for a handler that gives up halfway.
+// top-level values, for truncated input and for a handler that gives up halfway; with an
+// EventStage, every event is prepared on a third thread into the slot the handler then gets it with.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "engine/import/kineto/byte_source.hpp"
 #include "engine/import/kineto/trace_scanner.hpp"
@@ -20,8 +24,35 @@ namespace {
 
 using testing::TrickleSource;
 
+// A stage that copies each event's text into its batch's slot, checking it never runs on the
+// handler's thread; throw_at: the event whose prepare() throws.
+struct CopyStage final : EventStage {
+  struct Batch final : Slot {
+    std::vector<std::string> texts;
+  };
+  std::thread::id handler_thread = std::this_thread::get_id();
+  std::atomic<bool> on_handler_thread{false};
+  std::atomic<int64_t> prepared{0};
+  int64_t throw_at = -1;
+  std::unique_ptr<Slot> make_slot() override { return std::make_unique<Batch>(); }
+  void begin(Slot& slot, size_t events) override { static_cast<Batch&>(slot).texts.assign(events, "?"); }
+  void prepare(Slot& slot, size_t index, const char* data, size_t size) override {
+    if (std::this_thread::get_id() == handler_thread) on_handler_thread = true;
+    if (prepared++ == throw_at) throw std::runtime_error("stage gave up at event " + std::to_string(throw_at));
+    static_cast<Batch&>(slot).texts.at(index) = std::string(data, size);
+  }
+};
+
 // Every call as one line of text; calls made on another thread than the test's are flagged.
 struct Log final : ScanHandler {
+  CopyStage* stage = nullptr;
+  bool slot_mismatch = false;  // an event handed over with a slot that did not hold its text
+  EventStage* event_stage() override { return stage; }
+  void on_prepared_event(EventStage::Slot& slot, size_t index, const char* data, size_t size, uint64_t offset) override {
+    const auto& texts = static_cast<CopyStage::Batch&>(slot).texts;
+    if (index >= texts.size() || texts[index] != std::string(data, size)) slot_mismatch = true;
+    on_event(data, size, offset);
+  }
   std::string lines;
   std::thread::id owner = std::this_thread::get_id();
   bool foreign_thread = false;
@@ -53,10 +84,12 @@ struct Outcome {
   bool foreign_thread = false;
 };
 
-Outcome scan(bool on_thread, const std::string& text, size_t step, ScanLimits limits = {}, int64_t throw_at = -1) {
+Outcome scan(bool on_thread, const std::string& text, size_t step, ScanLimits limits = {}, int64_t throw_at = -1,
+             CopyStage* stage = nullptr) {
   TrickleSource source(text, step);
   Log log;
   log.throw_at = throw_at;
+  log.stage = stage;
   Outcome out;
   try {
     out.result = on_thread ? scan_trace_on_thread(source, "mem.json", log, limits) : scan_trace(source, "mem.json", log, limits);
@@ -64,20 +97,31 @@ Outcome scan(bool on_thread, const std::string& text, size_t step, ScanLimits li
     out.error = e.what();
   }
   out.log = std::move(log.lines);
-  out.foreign_thread = log.foreign_thread;
+  out.foreign_thread = log.foreign_thread || log.slot_mismatch;
   return out;
 }
 
-void expect_same(const std::string& text, size_t step, ScanLimits limits = {}, int64_t throw_at = -1) {
+void expect_same(const std::string& text, size_t step, ScanLimits limits = {}, int64_t throw_at = -1,
+                 bool staged = false) {
   Outcome plain = scan(false, text, step, limits, throw_at);
-  Outcome threaded = scan(true, text, step, limits, throw_at);
+  CopyStage stage;
+  Outcome threaded = scan(true, text, step, limits, throw_at, staged ? &stage : nullptr);
+  if (staged) {
+    EXPECT_FALSE(stage.on_handler_thread) << "the stage ran on the handler's thread";
+    if (throw_at < 0 && plain.error.empty()) {
+      int64_t events = 0;  // lines "E @..." of the plain scan's log
+      for (size_t at = 0; (at = plain.log.find("E @", at)) != std::string::npos; at += 3)
+        if (at == 0 || plain.log[at - 1] == '\n') ++events;
+      EXPECT_EQ(stage.prepared, events) << "every event prepared once";
+    }
+  }
   EXPECT_EQ(threaded.log, plain.log) << "step " << step;
   EXPECT_EQ(threaded.error, plain.error) << "step " << step;
   EXPECT_EQ(threaded.result.elements, plain.result.elements);
   EXPECT_EQ(threaded.result.bytes, plain.result.bytes);
   EXPECT_EQ(threaded.result.has_trace_events, plain.result.has_trace_events);
   EXPECT_EQ(threaded.result.trailing_data_at, plain.result.trailing_data_at);
-  EXPECT_FALSE(threaded.foreign_thread) << "a handler call came from the scanner's thread";
+  EXPECT_FALSE(threaded.foreign_thread) << "a handler call came from another thread, or with a slot not its event's";
 }
 
 // 30,000 events of ~100 bytes: about 3 MB, so several batches of both limits (1 MiB, 8192 calls).
@@ -149,6 +193,32 @@ TEST(KinetoScanThread, SameCallsOnAFixture) {
     EXPECT_EQ(threaded.lines, plain.lines) << name;
     EXPECT_EQ(a.elements, b.elements) << name;
     EXPECT_GT(a.elements, 500u) << name;
+  }
+}
+
+TEST(KinetoScanThread, WithAStageEveryEventIsPreparedOnAThirdThreadIntoItsSlot) {
+  const std::string small = R"({"traceEvents": [{"ph": "X", "name": "a\"b"}, {"ph": "i"}, 42], "x": 1})";
+  for (size_t step : {size_t{1}, size_t{4096}}) expect_same(small, step, {}, -1, /*staged=*/true);
+  std::string big = many_events(30000);
+  ScanLimits limits;
+  limits.initial_buffer = 4096;
+  limits.max_value = 2048;
+  for (size_t step : {size_t{333}, size_t{65536}}) expect_same(big, step, limits, -1, /*staged=*/true);
+  std::string truncated = big.substr(0, big.size() / 3);
+  expect_same(truncated, 65536, {}, -1, /*staged=*/true);
+  // The handler giving up stops the stage and the scanner too.
+  for (int64_t at : {int64_t{0}, int64_t{29999}}) expect_same(big, 65536, {}, at, /*staged=*/true);
+}
+
+TEST(KinetoScanThread, AStageThatFailsEndsTheScanWithItsError) {
+  std::string big = many_events(30000);
+  for (int64_t at : {int64_t{0}, int64_t{12345}}) {
+    CopyStage stage;
+    stage.throw_at = at;
+    Outcome o = scan(true, big, 65536, {}, -1, &stage);
+    EXPECT_EQ(o.error, "stage gave up at event " + std::to_string(at));
+    EXPECT_FALSE(o.foreign_thread);
+    EXPECT_EQ(o.log.find(R"(k\"[)" + std::to_string(at) + "]"), std::string::npos) << "the failed event reached the handler";
   }
 }
 

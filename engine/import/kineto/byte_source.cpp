@@ -153,6 +153,7 @@ class GzipSource final : public ByteSource {
     return want - zs_.avail_out;
   }
   uint64_t file_bytes_read() const override { return consumed(); }
+  bool inflates() const override { return true; }
 
  private:
   uint64_t consumed() const { return file_pos_ - zs_.avail_in; }
@@ -226,6 +227,7 @@ class IsalGzipSource final : public ByteSource {
     return want - st_->avail_out;
   }
   uint64_t file_bytes_read() const override { return consumed(); }
+  bool inflates() const override { return true; }
 
  private:
   void start_member() {
@@ -295,6 +297,7 @@ class ReadAheadSource final : public ByteSource {
     return n;
   }
   uint64_t file_bytes_read() const override { return file_bytes_.load(std::memory_order_relaxed); }
+  bool inflates() const override { return inner_->inflates(); }
 
  private:
   static constexpr size_t kChunk = size_t{1} << 20;

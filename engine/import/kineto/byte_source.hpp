@@ -20,6 +20,8 @@ class ByteSource {
   virtual size_t read(char* dst, size_t cap) = 0;
   // Bytes of the file consumed so far (compressed bytes for gzip): drives the progress display.
   virtual uint64_t file_bytes_read() const = 0;
+  // Whether the bytes are inflated from gzip (which takes a core's share of its own).
+  virtual bool inflates() const { return false; }
 };
 
 // In-memory text (tests, small values).

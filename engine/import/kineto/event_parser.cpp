@@ -35,6 +35,13 @@ void KinetoEvent::reset() {
   numeric_args = std::move(keep);
 }
 
+void KinetoEvent::keep_texts(const char* data, size_t size, std::deque<std::string>& arena) {
+  for_each_text([&](std::string_view& t) {
+    if (t.empty() || (t.data() >= data && t.data() + t.size() <= data + size)) return;
+    t = arena.emplace_back(t);  // a deque never moves what it holds
+  });
+}
+
 EventParserKernel::~EventParserKernel() = default;
 
 namespace {

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -60,6 +61,21 @@ struct KinetoEvent {
   bool numeric_args_kept = false;
 
   void reset();
+  // Copies the texts that point outside the event's own bytes [data, data + size) (escaped strings,
+  // which the parser unescapes into its buffer, valid only until its next parse) into `arena`, so
+  // that the event can be read after the parser moved on (the import's parse on a thread of its own).
+  void keep_texts(const char* data, size_t size, std::deque<std::string>& arena);
+
+ private:
+  // Every text field, for keep_texts: a field added above must be added here.
+  template <class F>
+  void for_each_text(F f) {
+    for (std::string_view* t : {&ph, &cat, &name, &pid.text, &tid.text, &ts, &dur, &input_dims, &input_types, &call_stack,
+                                &module_hierarchy, &comm_name, &comm_pg_name, &comm_pg_desc, &comm_dtype, &comm_group_ranks,
+                                &sync_kind, &meta_name, &meta_labels})
+      f(*t);
+    for (auto& arg : numeric_args) f(arg.first);
+  }
 };
 
 enum class ParseStatus { ok, invalid_json, not_an_object };

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -111,6 +112,36 @@ std::optional<std::string> json_text(const nlohmann::json& obj, const char* key)
   return scalar_text(*it);
 }
 
+// The parse of each event, ahead of the sink on a thread of its own (kineto::EventStage): a
+// parser of its own fills a batch's events, their escaped texts kept in the batch.
+class ParseAhead final : public kineto::EventStage {
+ public:
+  struct Parsed {
+    KinetoEvent event;
+    kineto::ParseStatus status = kineto::ParseStatus::ok;
+  };
+  struct Batch final : Slot {
+    std::vector<Parsed> events;  // reused batch after batch: events keep their capacity
+    std::deque<std::string> kept_texts;
+  };
+  std::unique_ptr<Slot> make_slot() override { return std::make_unique<Batch>(); }
+  void begin(Slot& slot, size_t events) override {
+    auto& batch = static_cast<Batch&>(slot);
+    if (batch.events.size() < events) batch.events.resize(events);
+    batch.kept_texts.clear();
+  }
+  void prepare(Slot& slot, size_t index, const char* data, size_t size) override {
+    auto& batch = static_cast<Batch&>(slot);
+    Parsed& p = batch.events[index];
+    std::string_view error;
+    p.status = parser_.parse(data, size, p.event, error);
+    if (p.status == kineto::ParseStatus::ok) p.event.keep_texts(data, size, batch.kept_texts);
+  }
+
+ private:
+  kineto::EventParser parser_;
+};
+
 class KinetoSink final : public kineto::ScanHandler {
  public:
   KinetoSink(const std::string& path, FactSink& writer, const ImportOptions& options, uint64_t file_size)
@@ -170,25 +201,41 @@ class KinetoSink final : public kineto::ScanHandler {
   void on_source_position(uint64_t file_bytes) override { file_bytes_read_ = file_bytes; }
 
   void on_event(const char* data, size_t size, uint64_t offset) override {
+    std::string_view error;
+    auto status = parser_.parse(data, size, own_ev_, error);
+    handle(status, own_ev_, data, size, offset);
+  }
+
+  // Events parsed ahead, on the scan's third thread (ParseAhead).
+  kineto::EventStage* event_stage() override { return parse_ahead_on_ ? &parse_ahead_ : nullptr; }
+  // Whether events are parsed on a thread of their own (event_stage) when the scan has one.
+  void set_parse_ahead(bool on) { parse_ahead_on_ = on; }
+  void on_prepared_event(kineto::EventStage::Slot& slot, size_t index, const char* data, size_t size,
+                         uint64_t offset) override {
+    const ParseAhead::Parsed& parsed = static_cast<ParseAhead::Batch&>(slot).events[index];
+    handle(parsed.status, parsed.event, data, size, offset);
+  }
+
+  // One event, parsed (`status`, `event`) from its text at `data`.
+  void handle(kineto::ParseStatus status, const KinetoEvent& event, const char* data, size_t size, uint64_t offset) {
+    ev_ = &event;
     writer_.count_event();
     ++events_;
     if (progress_.enabled() && (events_ & 0xFFFF) == 0) progress_.update(file_bytes_read_);
-    std::string_view error;
-    auto status = parser_.parse(data, size, ev_, error);
     if (status != kineto::ParseStatus::ok) {
       issue(status == kineto::ParseStatus::not_an_object ? import_issue::event_not_an_object
                                                          : import_issue::invalid_event_json,
             excerpt(data, size), offset);
       return;
     }
-    if (ev_.ph.size() != 1) {
-      if (ev_.ph.empty())
+    if (ev_->ph.size() != 1) {
+      if (ev_->ph.empty())
         issue(import_issue::event_without_ph, excerpt(data, size), offset);
       else
-        issue(import_issue::unknown_phase, ev_.ph, offset);
+        issue(import_issue::unknown_phase, ev_->ph, offset);
       return;
     }
-    switch (ev_.ph[0]) {
+    switch (ev_->ph[0]) {
       case 'X': complete_event(offset); break;
       case 'i':
       case 'I': instant_event(offset); break;
@@ -208,10 +255,10 @@ class KinetoSink final : public kineto::ScanHandler {
       case 'P':
       case 'R':
         // Valid Chrome-trace phases that Kineto does not write.
-        issue(import_issue::unsupported_phase, ev_.ph, offset);
+        issue(import_issue::unsupported_phase, ev_->ph, offset);
         break;
       default:
-        issue(import_issue::unknown_phase, ev_.ph, offset);
+        issue(import_issue::unknown_phase, ev_->ph, offset);
     }
   }
 
@@ -260,35 +307,35 @@ class KinetoSink final : public kineto::ScanHandler {
 
   // Start and duration of an 'X' event, or nullopt after counting why not.
   bool interval(uint64_t offset, int64_t& start, int64_t& dur) {
-    if (!ev_.has_ts) {
-      issue(import_issue::event_without_ts, ev_.name, offset);
+    if (!ev_->has_ts) {
+      issue(import_issue::event_without_ts, ev_->name, offset);
       return false;
     }
-    auto ts = kineto::us_text_to_ns(ev_.ts);
+    auto ts = kineto::us_text_to_ns(ev_->ts);
     if (!ts) {
-      issue(import_issue::bad_timestamp, ev_.ts, offset);
+      issue(import_issue::bad_timestamp, ev_->ts, offset);
       return false;
     }
-    if (!ev_.has_dur) {
-      issue(import_issue::event_without_dur, ev_.name, offset);
+    if (!ev_->has_dur) {
+      issue(import_issue::event_without_dur, ev_->name, offset);
       return false;
     }
-    auto d = kineto::us_text_to_ns(ev_.dur);
+    auto d = kineto::us_text_to_ns(ev_->dur);
     if (!d) {
-      issue(import_issue::bad_duration, ev_.dur, offset);
+      issue(import_issue::bad_duration, ev_->dur, offset);
       return false;
     }
     if (*d < 0) {
-      issue(import_issue::negative_duration, ev_.dur, offset);
+      issue(import_issue::negative_duration, ev_->dur, offset);
       return false;
     }
     if (*ts > INT64_MAX - *d) {
-      issue(import_issue::bad_duration, ev_.dur, offset);
+      issue(import_issue::bad_duration, ev_->dur, offset);
       return false;
     }
     // The writer drops such rows too (FactSink::kMaxAbsTimeNs); here the issue gets the byte offset.
     if (*ts < -FactSink::kMaxAbsTimeNs || *ts + *d > FactSink::kMaxAbsTimeNs) {
-      issue(import_issue::timestamp_out_of_range, ev_.has_ts ? ev_.ts : ev_.dur, offset);
+      issue(import_issue::timestamp_out_of_range, ev_->has_ts ? ev_->ts : ev_->dur, offset);
       return false;
     }
     start = *ts;
@@ -299,13 +346,13 @@ class KinetoSink final : public kineto::ScanHandler {
   }
 
   bool timestamp(uint64_t offset, int64_t& ts) {
-    if (!ev_.has_ts) {
-      issue(import_issue::event_without_ts, ev_.name, offset);
+    if (!ev_->has_ts) {
+      issue(import_issue::event_without_ts, ev_->name, offset);
       return false;
     }
-    auto t = kineto::us_text_to_ns(ev_.ts);
+    auto t = kineto::us_text_to_ns(ev_->ts);
     if (!t) {
-      issue(import_issue::bad_timestamp, ev_.ts, offset);
+      issue(import_issue::bad_timestamp, ev_->ts, offset);
       return false;
     }
     ts = *t;
@@ -314,20 +361,20 @@ class KinetoSink final : public kineto::ScanHandler {
 
   // ---- 'X' events ----
   void complete_event(uint64_t offset) {
-    Category c = ev_.has_cat ? kineto::classify_category(ev_.cat) : Category::unknown;
+    Category c = ev_->has_cat ? kineto::classify_category(ev_->cat) : Category::unknown;
     // PyTorch built without Kineto (e.g. Debian's python3-torch) exports the autograd profiler's
     // own Chrome trace: no "cat", every CPU event under the process "CPU functions", small integer
     // thread ids, µs relative to the profiler start. Those events are CPU ops.
-    const bool autograd_cpu = !ev_.has_cat && ev_.pid.text == kAutogradCpuProcess;
+    const bool autograd_cpu = !ev_->has_cat && ev_->pid.text == kAutogradCpuProcess;
     if (autograd_cpu) c = Category::cpu_op;
     if (c == Category::ignored) {
       ++usable_;
       return;
     }
     if (c == Category::unknown) {
-      if (ev_.has_cat && kineto::is_mtia_category(ev_.cat)) saw_mtia_ = true;
-      issue(ev_.has_cat ? import_issue::unknown_category : import_issue::event_without_category,
-            ev_.has_cat ? ev_.cat : ev_.name, offset);
+      if (ev_->has_cat && kineto::is_mtia_category(ev_->cat)) saw_mtia_ = true;
+      issue(ev_->has_cat ? import_issue::unknown_category : import_issue::event_without_category,
+            ev_->has_cat ? ev_->cat : ev_->name, offset);
       return;
     }
     int64_t start = 0, dur = 0;
@@ -337,36 +384,36 @@ class KinetoSink final : public kineto::ScanHandler {
         if (!interval(offset, start, dur)) return;
         if (c == Category::device_activity) saw_mtia_ = true;
         KernelRow& r = kernel_;
-        r.device_id = ev_.device ? ev_.device : ev_.pid.number;
-        r.stream_id = ev_.stream ? ev_.stream : ev_.tid.number;
+        r.device_id = ev_->device ? ev_->device : ev_->pid.number;
+        r.stream_id = ev_->stream ? ev_->stream : ev_->tid.number;
         r.pid = std::nullopt;  // Kineto does not record the launching process on GPU events
         r.start_ns = start;
         r.dur_ns = dur;
-        r.name = ev_.name;
-        r.correlation_id = ev_.correlation;
-        r.external_id = ev_.external_id;
-        r.grid_x = ev_.grid[0], r.grid_y = ev_.grid[1], r.grid_z = ev_.grid[2];
-        r.block_x = ev_.block[0], r.block_y = ev_.block[1], r.block_z = ev_.block[2];
-        r.registers_per_thread = ev_.registers_per_thread;
-        r.shared_memory_bytes = ev_.shared_memory;
+        r.name = ev_->name;
+        r.correlation_id = ev_->correlation;
+        r.external_id = ev_->external_id;
+        r.grid_x = ev_->grid[0], r.grid_y = ev_->grid[1], r.grid_z = ev_->grid[2];
+        r.block_x = ev_->block[0], r.block_y = ev_->block[1], r.block_z = ev_->block[2];
+        r.registers_per_thread = ev_->registers_per_thread;
+        r.shared_memory_bytes = ev_->shared_memory;
         note_stream(r.device_id, r.stream_id);
-        writer_.add_graph_kernel(r, KernelGraphIds{ev_.graph_id, ev_.graph_node_id});
+        writer_.add_graph_kernel(r, KernelGraphIds{ev_->graph_id, ev_->graph_node_id});
         return;
       }
       case Category::memcpy: {
         if (!interval(offset, start, dur)) return;
         MemcpyRow& r = memcpy_;
-        r.device_id = ev_.device ? ev_.device : ev_.pid.number;
-        r.stream_id = ev_.stream ? ev_.stream : ev_.tid.number;
+        r.device_id = ev_->device ? ev_->device : ev_->pid.number;
+        r.stream_id = ev_->stream ? ev_->stream : ev_->tid.number;
         r.start_ns = start;
         r.dur_ns = dur;
-        r.bytes = ev_.bytes;
-        auto parsed = kineto::parse_memcpy_name(ev_.name);
+        r.bytes = ev_->bytes;
+        auto parsed = kineto::parse_memcpy_name(ev_->name);
         r.kind.assign(parsed.kind);
         set_text(r.src_kind, parsed.src_kind.has_value(), parsed.src_kind.value_or(""));
         set_text(r.dst_kind, parsed.dst_kind.has_value(), parsed.dst_kind.value_or(""));
-        r.correlation_id = ev_.correlation;
-        r.external_id = ev_.external_id;
+        r.correlation_id = ev_->correlation;
+        r.external_id = ev_->external_id;
         note_stream(r.device_id, r.stream_id);
         writer_.add_memcpy(r);
         return;
@@ -374,15 +421,15 @@ class KinetoSink final : public kineto::ScanHandler {
       case Category::memset: {
         if (!interval(offset, start, dur)) return;
         MemsetRow& r = memset_;
-        r.device_id = ev_.device ? ev_.device : ev_.pid.number;
-        r.stream_id = ev_.stream ? ev_.stream : ev_.tid.number;
+        r.device_id = ev_->device ? ev_->device : ev_->pid.number;
+        r.stream_id = ev_->stream ? ev_->stream : ev_->tid.number;
         r.start_ns = start;
         r.dur_ns = dur;
-        r.bytes = ev_.bytes;
-        auto kind = kineto::parse_memset_kind(ev_.name);
+        r.bytes = ev_->bytes;
+        auto kind = kineto::parse_memset_kind(ev_->name);
         set_text(r.mem_kind, kind.has_value(), kind.value_or(""));
-        r.correlation_id = ev_.correlation;
-        r.external_id = ev_.external_id;
+        r.correlation_id = ev_->correlation;
+        r.external_id = ev_->external_id;
         note_stream(r.device_id, r.stream_id);
         writer_.add_memset(r);
         return;
@@ -393,20 +440,20 @@ class KinetoSink final : public kineto::ScanHandler {
       case Category::other_runtime: {
         if (!interval(offset, start, dur)) return;
         ApiCallRow& r = api_;
-        r.pid = ev_.pid.number;
-        r.tid = ev_.tid.number;
+        r.pid = ev_->pid.number;
+        r.tid = ev_->tid.number;
         r.start_ns = start;
         r.dur_ns = dur;
-        r.name = kineto::strip_api_version(ev_.name);
+        r.name = kineto::strip_api_version(ev_->name);
         if (c == Category::runtime) r.kind.assign("runtime");
         else if (c == Category::driver) r.kind.assign("driver");
         else if (c == Category::legacy_runtime) r.kind.assign(kineto::legacy_api_kind(r.name));
         else r.kind.assign("other");
-        if (c == Category::other_runtime && kineto::is_mtia_category(ev_.cat)) saw_mtia_ = true;
+        if (c == Category::other_runtime && kineto::is_mtia_category(ev_->cat)) saw_mtia_ = true;
         if (r.name.substr(0, 3) == "hip") saw_hip_ = true;
         else if (r.name.substr(0, 2) == "cu") saw_cuda_ = true;
-        r.correlation_id = ev_.correlation;
-        r.external_id = ev_.external_id;
+        r.correlation_id = ev_->correlation;
+        r.external_id = ev_->external_id;
         note_host_thread(r.pid, r.tid);
         writer_.add_api_call(r);
         return;
@@ -417,15 +464,15 @@ class KinetoSink final : public kineto::ScanHandler {
       case Category::other_range: {
         if (!interval(offset, start, dur)) return;
         RangeRow& r = range_;
-        r.pid = autograd_cpu ? opt_i64{kAutogradCpuPid} : ev_.pid.number;
-        r.tid = ev_.tid.number;
+        r.pid = autograd_cpu ? opt_i64{kAutogradCpuPid} : ev_->pid.number;
+        r.tid = ev_->tid.number;
         r.start_ns = start;
         r.dur_ns = dur;
-        r.name = ev_.name;
+        r.name = ev_->name;
         r.device_id = std::nullopt;
         if (c == Category::cpu_op) saw_cpu_op_ = true;
-        const bool legacy_op = ev_.cat == "Operator" || autograd_cpu;
-        if (c == Category::cpu_op && !(legacy_op && kineto::is_legacy_annotation(ev_.name))) {
+        const bool legacy_op = ev_->cat == "Operator" || autograd_cpu;
+        if (c == Category::cpu_op && !(legacy_op && kineto::is_legacy_annotation(ev_->name))) {
           r.kind.assign("cpu_op");
         } else if (c == Category::cpu_op) {
           r.kind.assign("user_annotation");
@@ -436,14 +483,14 @@ class KinetoSink final : public kineto::ScanHandler {
         } else {
           r.kind.assign("other");
         }
-        set_text(r.domain, c == Category::other_range, ev_.cat);
-        r.external_id = ev_.external_id;
-        r.sequence_number = ev_.sequence_number;
-        r.fwd_thread_id = ev_.fwd_thread_id;
-        set_text(r.input_dims, ev_.has_input_dims, ev_.input_dims);
-        set_text(r.input_types, ev_.has_input_types, ev_.input_types);
-        set_text(r.call_stack, ev_.has_call_stack, ev_.call_stack);
-        set_text(r.module, ev_.has_module, ev_.module_hierarchy);
+        set_text(r.domain, c == Category::other_range, ev_->cat);
+        r.external_id = ev_->external_id;
+        r.sequence_number = ev_->sequence_number;
+        r.fwd_thread_id = ev_->fwd_thread_id;
+        set_text(r.input_dims, ev_->has_input_dims, ev_->input_dims);
+        set_text(r.input_types, ev_->has_input_types, ev_->input_types);
+        set_text(r.call_stack, ev_->has_call_stack, ev_->call_stack);
+        set_text(r.module, ev_->has_module, ev_->module_hierarchy);
         set_collective(r);
         note_host_thread(r.pid, r.tid);
         writer_.add_range(r);
@@ -453,16 +500,16 @@ class KinetoSink final : public kineto::ScanHandler {
       case Category::profiler_range: {
         if (!interval(offset, start, dur)) return;
         RangeRow& r = range_;
-        opt_i64 device = ev_.device ? ev_.device : ev_.pid.number;
+        opt_i64 device = ev_->device ? ev_->device : ev_->pid.number;
         r.pid = std::nullopt;  // the pid of GPU-side events is the device, not a process
-        r.tid = ev_.stream ? ev_.stream : ev_.tid.number;
+        r.tid = ev_->stream ? ev_->stream : ev_->tid.number;
         r.start_ns = start;
         r.dur_ns = dur;
-        r.name = ev_.name;
+        r.name = ev_->name;
         r.device_id = device;
         r.kind.assign(c == Category::gpu_user_annotation ? "gpu_user_annotation" : "other");
-        set_text(r.domain, c == Category::profiler_range, ev_.cat);
-        r.external_id = ev_.external_id;
+        set_text(r.domain, c == Category::profiler_range, ev_->cat);
+        r.external_id = ev_->external_id;
         r.sequence_number = std::nullopt;
         r.fwd_thread_id = std::nullopt;
         r.input_dims.reset();
@@ -474,7 +521,7 @@ class KinetoSink final : public kineto::ScanHandler {
         writer_.add_range(r);
         if (c == Category::profiler_range) {
           // CUPTI range-profiler metrics: one counter per metric, at the range start.
-          for (const auto& [metric, value] : ev_.numeric_args) {
+          for (const auto& [metric, value] : ev_->numeric_args) {
             CounterRow counter;
             counter.device_id = device;
             counter.ts_ns = start;
@@ -490,20 +537,20 @@ class KinetoSink final : public kineto::ScanHandler {
         SyncEventRow& r = sync_;
         r.pid = std::nullopt;  // recorded on the GPU timeline: pid/tid are device/stream
         r.tid = std::nullopt;
-        r.device_id = ev_.device ? ev_.device : ev_.pid.number;
-        r.stream_id = ev_.stream ? ev_.stream : ev_.tid.number;
+        r.device_id = ev_->device ? ev_->device : ev_->pid.number;
+        r.stream_id = ev_->stream ? ev_->stream : ev_->tid.number;
         if (r.stream_id && *r.stream_id < 0) r.stream_id = std::nullopt;  // -1: not tied to a stream
         r.start_ns = start;
         r.dur_ns = dur;
-        r.kind.assign(kineto::sync_kind_from_name(ev_.sync_kind.empty() ? ev_.name : ev_.sync_kind));
-        r.correlation_id = ev_.correlation;
+        r.kind.assign(kineto::sync_kind_from_name(ev_->sync_kind.empty() ? ev_->name : ev_->sync_kind));
+        r.correlation_id = ev_->correlation;
         note_device(r.device_id);
         writer_.add_sync_event(r);
         return;
       }
       case Category::instant:
       case Category::flow:
-        issue(import_issue::unexpected_phase, std::string(ev_.cat) + " with ph X", offset);
+        issue(import_issue::unexpected_phase, std::string(ev_->cat) + " with ph X", offset);
         return;
       case Category::ignored:
       case Category::unknown:
@@ -513,27 +560,27 @@ class KinetoSink final : public kineto::ScanHandler {
 
   // Collective arguments (Process Group Name, Seq, In msg nelems, ...) when the op recorded any.
   void set_collective(RangeRow& r) {
-    if (!ev_.has_comm) {
+    if (!ev_->has_comm) {
       r.collective.reset();
       return;
     }
     CollectiveArgs a;
     auto text = [](std::string_view v) { return v.empty() ? std::nullopt : std::optional<std::string>(v); };
-    a.collective_name = text(ev_.comm_name);
-    a.process_group = text(ev_.comm_pg_name);
-    a.pg_desc = text(ev_.comm_pg_desc);
-    a.dtype = text(ev_.comm_dtype);
-    a.group_ranks = text(ev_.comm_group_ranks);
-    a.seq = ev_.comm_seq;
-    a.in_nelems = ev_.comm_in_nelems;
-    a.out_nelems = ev_.comm_out_nelems;
-    a.group_size = ev_.comm_group_size;
+    a.collective_name = text(ev_->comm_name);
+    a.process_group = text(ev_->comm_pg_name);
+    a.pg_desc = text(ev_->comm_pg_desc);
+    a.dtype = text(ev_->comm_dtype);
+    a.group_ranks = text(ev_->comm_group_ranks);
+    a.seq = ev_->comm_seq;
+    a.in_nelems = ev_->comm_in_nelems;
+    a.out_nelems = ev_->comm_out_nelems;
+    a.group_size = ev_->comm_group_size;
     r.collective = std::move(a);
   }
 
   // ---- 'i' events: allocator samples; other instants (Iteration Start, Record Window End) are markers ----
   void instant_event(uint64_t offset) {
-    if (ev_.name != "[memory]") {
+    if (ev_->name != "[memory]") {
       ++usable_;
       return;
     }
@@ -543,28 +590,28 @@ class KinetoSink final : public kineto::ScanHandler {
     min_ts_ = std::min(min_ts_, ts);
     MemorySampleRow r;
     // c10::DeviceType: 0 = CPU (host memory, device -1); CUDA (1) and others carry their ordinal.
-    if (ev_.device_type && *ev_.device_type == 0) r.device_id = -1;
-    else r.device_id = ev_.device_id && *ev_.device_id >= 0 ? *ev_.device_id : -1;
+    if (ev_->device_type && *ev_->device_type == 0) r.device_id = -1;
+    else r.device_id = ev_->device_id && *ev_->device_id >= 0 ? *ev_->device_id : -1;
     r.ts_ns = ts;
-    r.allocated_bytes = ev_.total_allocated;
-    r.reserved_bytes = ev_.total_reserved;
-    r.delta_bytes = ev_.mem_bytes;
+    r.allocated_bytes = ev_->total_allocated;
+    r.reserved_bytes = ev_->total_reserved;
+    r.delta_bytes = ev_->mem_bytes;
     if (r.device_id >= 0) note_device(r.device_id);
     writer_.add_memory_sample(r);
   }
 
   // ---- 's'/'f' flow ends, paired by (kind, id) ----
   void flow_event(uint64_t offset) {
-    if (!ev_.has_flow_id || !ev_.flow_id) {
-      issue(import_issue::flow_without_id, ev_.name, offset);
+    if (!ev_->has_flow_id || !ev_->flow_id) {
+      issue(import_issue::flow_without_id, ev_->name, offset);
       return;
     }
     int64_t ts = 0;
     if (!timestamp(offset, ts)) return;
     ++usable_;
-    uint32_t kind = flow_kind_index(kineto::flow_kind(ev_.has_cat ? ev_.cat : std::string_view("flow")));
-    kineto::FlowEnd end{ev_.pid.number, ev_.tid.number, ts};
-    if (auto pair = flows_.add(kind, *ev_.flow_id, ev_.ph[0] == 's', end)) write_flow(*pair);
+    uint32_t kind = flow_kind_index(kineto::flow_kind(ev_->has_cat ? ev_->cat : std::string_view("flow")));
+    kineto::FlowEnd end{ev_->pid.number, ev_->tid.number, ts};
+    if (auto pair = flows_.add(kind, *ev_->flow_id, ev_->ph[0] == 's', end)) write_flow(*pair);
   }
 
   uint32_t flow_kind_index(std::string_view kind) {
@@ -595,14 +642,14 @@ class KinetoSink final : public kineto::ScanHandler {
   // ---- 'M' events: names ----
   void metadata_event() {
     ++usable_;
-    if (!ev_.pid.number) return;  // "Spans", "Traces": the profiler's own rows
-    int64_t pid = *ev_.pid.number;
-    if (ev_.name == "process_name" && ev_.has_meta_name) {
-      process_names_[pid] = std::string(ev_.meta_name);
-    } else if (ev_.name == "process_labels") {
-      process_labels_[pid] = std::string(ev_.meta_labels);
-    } else if (ev_.name == "thread_name" && ev_.has_meta_name && ev_.tid.number) {
-      thread_names_[{pid, *ev_.tid.number}] = std::string(ev_.meta_name);
+    if (!ev_->pid.number) return;  // "Spans", "Traces": the profiler's own rows
+    int64_t pid = *ev_->pid.number;
+    if (ev_->name == "process_name" && ev_->has_meta_name) {
+      process_names_[pid] = std::string(ev_->meta_name);
+    } else if (ev_->name == "process_labels") {
+      process_labels_[pid] = std::string(ev_->meta_labels);
+    } else if (ev_->name == "thread_name" && ev_->has_meta_name && ev_->tid.number) {
+      thread_names_[{pid, *ev_->tid.number}] = std::string(ev_->meta_name);
     }
   }
 
@@ -611,12 +658,12 @@ class KinetoSink final : public kineto::ScanHandler {
     int64_t ts = 0;
     if (!timestamp(offset, ts)) return;
     ++usable_;
-    for (const auto& [key, value] : ev_.numeric_args) {
-      counter_name_.assign(ev_.name);
+    for (const auto& [key, value] : ev_->numeric_args) {
+      counter_name_.assign(ev_->name);
       if (!counter_name_.empty()) counter_name_ += '.';
       counter_name_.append(key);
       CounterRow r;
-      r.device_id = ev_.device;
+      r.device_id = ev_->device;
       r.ts_ns = ts;
       r.name = counter_name_;
       r.value = value;
@@ -738,7 +785,10 @@ class KinetoSink final : public kineto::ScanHandler {
   uint64_t file_bytes_read_ = 0;  // as the scanner last said (on_source_position)
 
   kineto::EventParser parser_;
-  KinetoEvent ev_;
+  KinetoEvent own_ev_;             // what on_event parses into
+  const KinetoEvent* ev_ = nullptr;  // the event being handled (own_ev_ or one parsed ahead)
+  ParseAhead parse_ahead_;
+  bool parse_ahead_on_ = false;
   // Rows reused event after event so their strings keep their capacity.
   KernelRow kernel_;
   MemcpyRow memcpy_;
@@ -777,6 +827,18 @@ bool scan_on_thread(uint64_t file_size) {
   return file_size >= (uint64_t{1} << 20) && std::thread::hardware_concurrency() >= 2;
 }
 
+// Whether a scan on its own thread parses the events on a third (ParseAhead) before the sink
+// gets them: for a plain (not gzipped) file, where the parse and the sink on one thread were the
+// import's bottleneck with the second core half idle (the 10^7-event trace's import 4.35 -> 3.6 s,
+// docs/benchmarks.md). A gzipped file's inflate thread takes that share already: with a fourth
+// thread the x20 tiled trace got no faster. PROFLINT_PARSE_THREAD=0 or 1 forces the choice (tests
+// of both paths, measurements).
+bool parse_on_thread(const kineto::ByteSource& source) {
+  if (const char* forced = std::getenv("PROFLINT_PARSE_THREAD"); forced && (*forced == '0' || *forced == '1'))
+    return *forced == '1';
+  return !source.inflates();
+}
+
 }  // namespace
 
 bool KinetoImporter::sniff(std::string_view head, bool /*gzipped*/) const {
@@ -802,6 +864,7 @@ ImportResult KinetoImporter::import(const std::string& path, TraceModel& model, 
   FactSink writer(model, info);
 
   KinetoSink sink(path, writer, options, file_size);
+  sink.set_parse_ahead(parse_on_thread(*source));
   // The scanner's buffer is zero-filled: 4 MiB for a trace of a few KB made that the main cost of
   // importing it (measured with the fuzz targets). 16x the file covers gzip; the buffer grows for
   // an event larger than half of it anyway.

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,25 @@ namespace proflint::kineto {
 
 // Bytes readable after the end of every event handed to on_event (simdjson reads ahead).
 inline constexpr size_t kEventPadding = 64;
+
+// Work on each event's text that may run ahead of the handler on a thread of its own
+// (scan_trace_on_thread only; scan_trace ignores it): the JSON parse of an event, which needs
+// nothing the handler has seen. A batch of events gets a Slot, made once and reused; prepare()
+// fills it for the index-th event of the batch (indexes count events, from 0, in input order),
+// and the handler's on_prepared_event gets the same index and slot afterwards. prepare() runs on
+// one thread, for one batch at a time, and must touch nothing but the slot; what it throws
+// (out of memory) ends the scan with that exception.
+class EventStage {
+ public:
+  struct Slot {
+    virtual ~Slot() = default;
+  };
+  virtual ~EventStage() = default;
+  virtual std::unique_ptr<Slot> make_slot() = 0;
+  // Before the first prepare() of a batch: how many events it holds.
+  virtual void begin(Slot& slot, size_t events) = 0;
+  virtual void prepare(Slot& slot, size_t index, const char* data, size_t size) = 0;
+};
 
 class ScanHandler {
  public:
@@ -36,6 +56,14 @@ class ScanHandler {
   // follow were scanned (ByteSource::file_bytes_read; for progress). Called before the first call
   // and whenever more input was read.
   virtual void on_source_position(uint64_t /*file_bytes*/) {}
+  // A stage whose prepare() runs on a thread of its own before the handler's calls (see
+  // EventStage), or none. With a stage, scan_trace_on_thread calls on_prepared_event instead of
+  // on_event for every event; scan_trace never does.
+  virtual EventStage* event_stage() { return nullptr; }
+  virtual void on_prepared_event(EventStage::Slot& /*slot*/, size_t /*index*/, const char* data, size_t size,
+                                 uint64_t offset) {
+    on_event(data, size, offset);
+  }
 };
 
 enum class TopShape { object, array };
@@ -58,13 +86,15 @@ struct ScanLimits {
 // is not JSON of the expected shape or ends early (truncated file).
 ScanResult scan_trace(ByteSource& source, const std::string& path, ScanHandler& handler, ScanLimits limits = {});
 
-// The same with the scan on a thread of its own: the scanner copies each event (and wanted
-// top-level value) into batches of about a megabyte, and the handler gets exactly the calls, in
-// exactly the order and with the offsets, that scan_trace would make, on the calling thread, a
+// The same with the scan on a thread of its own, and the handler's EventStage (where it has one)
+// on a third: the scanner copies each event (and wanted top-level value) into batches of about a
+// megabyte, the stage prepares a batch's events while the handler works through the batch before,
+// and the handler gets exactly the calls, in exactly the order and with the offsets, that
+// scan_trace would make (on_prepared_event for on_event with a stage), on the calling thread, a
 // batch at a time, while the scanner reads on. Only wants_top_level is called on the scanner's
-// thread (it must not touch the handler's state). An exception from the handler stops the
-// scanner; a scan error is thrown after the handler got every call made before it, so the first
-// failure in input order is the one reported, as with scan_trace.
+// thread (it must not touch the handler's state). An exception from the handler or the stage stops
+// the scanner; a scan error is thrown after the handler got every call made before it, so the
+// first failure in input order is the one reported, as with scan_trace.
 ScanResult scan_trace_on_thread(ByteSource& source, const std::string& path, ScanHandler& handler, ScanLimits limits = {});
 
 }  // namespace proflint::kineto
