@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "engine/common/error.hpp"
+#include "engine/common/timing.hpp"
 
 namespace proflint {
 
@@ -1028,10 +1029,13 @@ void ModelWrite::finish(const JobFacts* jobs, bool index) {
     const bool several_traces = !st.bases.empty() && st.bases.back().trace > 1;
     for (TraceModel* m : st.models) w.release_ranges(*m);
     auto side_share = [&] {
+      StepClock clock;  // PROFLINT_TIMINGS: each database's write and indexes
       for (size_t i = 0; i < st.models.size(); ++i) w.derived_side(*st.models[i], st.bases[i]);
       w.flush_side();
       exec(st.side, "COMMIT");
+      clock.lap("write_side");
       if (index) st.store.create_side_indexes(several_traces);
+      clock.lap("indexes_side");
     };
     std::exception_ptr side_error;
     std::thread side_writer;
@@ -1047,6 +1051,7 @@ void ModelWrite::finish(const JobFacts* jobs, bool index) {
       side_share();  // no thread to be had: one after the other
     }
     try {
+      StepClock clock;
       for (size_t i = 0; i < st.models.size(); ++i) {
         w.linked(*st.models[i], st.bases[i]);
         w.api_calls(*st.models[i], st.bases[i]);
@@ -1055,7 +1060,9 @@ void ModelWrite::finish(const JobFacts* jobs, bool index) {
       if (jobs) w.jobs(*jobs, st.bases);
       w.flush_main();
       exec(st.h, "COMMIT");
+      clock.lap("write_main");
       if (index) st.store.create_main_indexes();
+      clock.lap("indexes_main");
     } catch (...) {
       if (side_writer.joinable()) side_writer.join();
       throw;
