@@ -17,51 +17,20 @@
 #include "engine/pipeline/load.hpp"
 #include "engine/store/store.hpp"
 #include "tests/support/run.hpp"
+#include "tests/support/scoped_env.hpp"
+#include "tests/support/store_dump.hpp"
 
 using namespace proflint;
+using proflint::testing::ScopedEnv;
 namespace fs = std::filesystem;
 
 namespace {
-
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-std::string dump(Store& store) {
-  std::string out;
-  std::vector<std::string> tables;
-  SQLite::Statement q(store.db(),
-                      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
-  while (q.executeStep()) tables.push_back(q.getColumn(0).getString());
-  for (const auto& t : tables) {
-    out += "## " + t + "\n";
-    SQLite::Statement rows(store.db(), "SELECT * FROM \"" + t + "\" ORDER BY rowid");
-    while (rows.executeStep()) {
-      for (int c = 0; c < rows.getColumnCount(); ++c)
-        out += (c ? "|" : "") + (rows.isColumnNull(c) ? std::string("∅") : rows.getColumn(c).getString());
-      out += "\n";
-    }
-  }
-  return out;
-}
 
 std::string load_dump(const std::string& path, const char* parse_thread) {
   ScopedEnv scan("PROFLINT_SCAN_THREAD", "1");
   ScopedEnv parse("PROFLINT_PARSE_THREAD", parse_thread);
   Store store = load_inputs({path}, LoadOptions{});
-  return dump(store);
+  return proflint::testing::dump_tables(store.db());
 }
 
 // A trace of `steps` iterations whose names, categories and arguments carry JSON escapes.

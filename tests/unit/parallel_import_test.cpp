@@ -10,6 +10,7 @@
 #include "engine/common/error.hpp"
 #include "engine/pipeline/load.hpp"
 #include "tests/support/realdata.hpp"
+#include "tests/support/store_dump.hpp"
 
 using namespace proflint;
 namespace fs = std::filesystem;
@@ -18,23 +19,7 @@ namespace {
 
 // Every row of every table, in row-id order: two stores print the same text only when they hold
 // the same rows under the same ids (trace ids, row ids and string ids included).
-std::string dump(Store& store) {
-  std::string out;
-  std::vector<std::string> tables;
-  SQLite::Statement q(store.db(),
-                      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
-  while (q.executeStep()) tables.push_back(q.getColumn(0).getString());
-  for (const auto& t : tables) {
-    out += "## " + t + "\n";
-    SQLite::Statement rows(store.db(), "SELECT * FROM \"" + t + "\" ORDER BY rowid");
-    while (rows.executeStep()) {
-      for (int c = 0; c < rows.getColumnCount(); ++c)
-        out += (c ? "|" : "") + (rows.isColumnNull(c) ? "∅" : rows.getColumn(c).getString());
-      out += "\n";
-    }
-  }
-  return out;
-}
+std::string dump(Store& store) { return proflint::testing::dump_tables(store.db()); }
 
 Store load(const std::vector<std::string>& paths, unsigned jobs) {
   LoadOptions options;

@@ -18,8 +18,10 @@
 #include "engine/store/store.hpp"
 #include "tests/support/all_checks.hpp"
 #include "tests/support/run.hpp"
+#include "tests/support/scoped_env.hpp"
 
 using namespace proflint;
+using proflint::testing::ScopedEnv;
 namespace fs = std::filesystem;
 
 namespace {
@@ -60,22 +62,6 @@ std::string dump(SQLite::Database& db, const std::vector<std::string>& names) {
 }
 
 int64_t count(SQLite::Database& db, const std::string& sql) { return db.execAndGet(sql).getInt64(); }
-
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 }  // namespace
 

@@ -25,30 +25,15 @@
 #include "tests/support/all_checks.hpp"
 #include "tests/support/realdata.hpp"
 #include "tests/support/run.hpp"
+#include "tests/support/scoped_env.hpp"
 
 using namespace proflint;
+using proflint::testing::ScopedEnv;
 namespace fs = std::filesystem;
 
 namespace {
 
 std::string fixture(const char* name) { return (proflint::testing::source_dir() / "fixtures" / name).string(); }
-
-// Sets an environment variable for one scope and restores what was there before.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // A fresh, empty folder for TMPDIR, removed at the end.
 class TempStoreTest : public ::testing::Test {
