@@ -1086,7 +1086,11 @@ void clear_store(Store& store) {
   sqlite3* h = store.db().getHandle();
   std::vector<std::string> tables;
   {
-    Stmt q(h, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
+    // A split store's side tables too (Store::split_side): unqualified names find them.
+    std::string sql = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'";
+    if (store.is_split())
+      sql += " UNION ALL SELECT name FROM proflint_side.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'";
+    Stmt q(h, (sql + " ORDER BY name").c_str());
     while (q.step()) tables.push_back(q.str(0));
   }
   exec(h, "BEGIN");

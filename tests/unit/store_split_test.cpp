@@ -15,6 +15,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/pipeline/load.hpp"
+#include "engine/store/model_io.hpp"
 #include "engine/store/store.hpp"
 #include "tests/support/all_checks.hpp"
 #include "tests/support/run.hpp"
@@ -162,6 +163,17 @@ TEST(SplitStore, FullSideDatabaseIsLoadedAgainIntoTemporaryFiles) {
   EXPECT_FALSE(split.temp_path().empty()) << "expected the temporary file store after the limit was hit";
   EXPECT_TRUE(split.is_split());
   EXPECT_TRUE(dump(split.db(), names) == expected);
+}
+
+TEST(SplitStore, ClearingItEmptiesBothDatabases) {
+  Store split = load({fixture("sample_train.json.gz")}, true);
+  ASSERT_TRUE(split.is_split());
+  ASSERT_GT(count(split.db(), "SELECT count(*) FROM _op"), 0);
+  clear_store(split);
+  EXPECT_EQ(count(split.db(), "SELECT count(*) FROM _op"), 0);
+  EXPECT_EQ(count(split.db(), "SELECT count(*) FROM _range"), 0);
+  EXPECT_EQ(count(split.db(), "SELECT count(*) FROM _kernel"), 0);
+  EXPECT_EQ(count(split.db(), "SELECT count(*) FROM trace"), 0);
 }
 
 TEST(SplitStore, IsNeverSaved) {
