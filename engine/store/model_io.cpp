@@ -1007,9 +1007,9 @@ void ModelWrite::finish(const JobFacts* jobs, bool index) {
     for (int64_t s = imported + 1; s <= m.strings.size(); ++s)
       ids[static_cast<size_t>(s)] = st.strings.id(m.strings.text(s), /*distinct=*/st.models.size() == 1);
   }
-  st.strings.insert_pending();
   Writer& w = *st.w;
   if (st.side == st.h) {  // one database: one writer, then the indexes
+    st.strings.insert_pending();
     for (size_t i = 0; i < st.models.size(); ++i) {
       w.linked(*st.models[i], st.bases[i]);
       w.api_calls(*st.models[i], st.bases[i]);
@@ -1052,6 +1052,7 @@ void ModelWrite::finish(const JobFacts* jobs, bool index) {
     }
     try {
       StepClock clock;
+      st.strings.insert_pending();  // the texts' rows (an nsys export's 267k) beside the ops too
       for (size_t i = 0; i < st.models.size(); ++i) {
         w.linked(*st.models[i], st.bases[i]);
         w.api_calls(*st.models[i], st.bases[i]);
