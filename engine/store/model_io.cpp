@@ -413,7 +413,6 @@ struct Bases {
 struct Writer {
   Writer(sqlite3* h, sqlite3* side_h)
       : db(h),
-        side(side_h),
         feed(h),
         side_feed(side_h != h ? std::make_unique<Feed>(side_h) : nullptr),
         trace_ins(h, "INSERT INTO trace(trace_id, path, format, format_version, tool_version, framework, vendor, rank, world_size, "
@@ -490,7 +489,6 @@ struct Writer {
                              "start_ns, end_ns, wait_ns, transfer_ns, iteration) VALUES (?,?,?,?,?,?,?,?,?,?,?)", feed) {}
 
   sqlite3* db;
-  sqlite3* side;
   Feed feed;  // before the statements that read it: they are finalized first
   std::unique_ptr<Feed> side_feed;  // the side database's, when it has a connection of its own
   Feed& sfeed() { return side_feed ? *side_feed : feed; }

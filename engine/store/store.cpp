@@ -15,12 +15,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <string_view>
-#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -552,34 +550,8 @@ void Store::create_range_thread_index() {
 }
 
 void Store::create_indexes() {
-  const bool several_traces = db_->execAndGet("SELECT count(*) FROM trace").getInt64() > 1;
-  if (!side_) {
-    create_main_indexes();
-    create_side_indexes(several_traces);
-    return;
-  }
-  // A split store's two databases are indexed at once, each on its own connection.
-  std::exception_ptr side_error;
-  std::thread side;
-  try {
-    side = std::thread([&] {
-      try {
-        create_side_indexes(several_traces);
-      } catch (...) {
-        side_error = std::current_exception();
-      }
-    });
-  } catch (const std::system_error&) {
-    create_side_indexes(several_traces);  // no thread to be had: one after the other
-  }
-  try {
-    create_main_indexes();
-  } catch (...) {
-    if (side.joinable()) side.join();
-    throw;
-  }
-  if (side.joinable()) side.join();
-  if (side_error) std::rethrow_exception(side_error);
+  create_main_indexes();
+  create_side_indexes(db_->execAndGet("SELECT count(*) FROM trace").getInt64() > 1);
 }
 
 void Store::create_report_indexes() {

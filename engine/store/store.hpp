@@ -75,7 +75,8 @@ class Store {
   int schema_version();
 
   // Indexes used by derivation, detectors and rules; created after bulk import (faster load):
-  // create_main_indexes and create_side_indexes, for a split store at once on two threads.
+  // create_main_indexes, then create_side_indexes (the load of a split store builds the two at
+  // once instead, each as soon as its database is written: ModelWrite::finish).
   void create_indexes();
   // Those of the tables other than the side tables (kernels, API calls, sample points).
   void create_main_indexes();
