@@ -5,9 +5,23 @@
 # clang build of the library and targets): PROFLINT_FUZZ=0 skips it. The Python package is built
 # and tested after the normal build (python/test.sh): PROFLINT_PYTHON_TESTS=0 skips it.
 # Tests on ../shared/realdata skip with a message when that folder is absent.
+# The four build trees take ~5 GB together; free space is printed before each build, and
+# PROFLINT_TEST_PRUNE=1 (.ci/run sets it) removes build-python/ and build-sanitize/ once their tests
+# have passed, so a machine with little disk only ever holds two trees.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+disk_note() {
+  echo "test.sh: $(df -Ph . | awk 'NR==2 {print $4}') free where the builds go, $(df -Ph "${TMPDIR:-/tmp}" | awk 'NR==2 {print $4}') in ${TMPDIR:-/tmp} ($1)"
+}
+prune() {
+  if [ "${PROFLINT_TEST_PRUNE:-0}" = 1 ]; then
+    rm -rf "$1"
+    disk_note "after removing $1"
+  fi
+}
+
+disk_note "before the release build"
 bash scripts/setup.sh
 echo
 echo "== tests (RelWithDebInfo) =="
@@ -16,20 +30,25 @@ ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 900
 if [ "${PROFLINT_PYTHON_TESTS:-1}" != 0 ]; then
   echo
   echo "== Python package (python/test.sh: build-python/, pytest with /usr/bin/python3) =="
+  disk_note "before the Python build"
   bash python/test.sh
+  prune "${PROFLINT_PYTHON_BUILD_DIR:-build-python}"
 fi
 
 if [ "${PROFLINT_SANITIZE:-1}" != 0 ]; then
   echo
   echo "== tests under ASan + UBSan =="
+  disk_note "before the sanitizer build"
   cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPROFLINT_SANITIZE=ON -DPROFLINT_BENCH=OFF >/dev/null
   cmake --build build-sanitize -j "$(nproc)"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-sanitize --output-on-failure -j "$(nproc)" --timeout 1800
+  prune build-sanitize
 fi
 
 if [ "${PROFLINT_FUZZ:-1}" != 0 ]; then
   echo
   echo "== fuzz targets, ${PROFLINT_FUZZ_SECONDS:-35} s each (scripts/fuzz.sh --ci) =="
+  disk_note "before the fuzz build"
   bash scripts/fuzz.sh --ci
 fi
