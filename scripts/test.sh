@@ -5,9 +5,10 @@
 # clang build of the library and targets): PROFLINT_FUZZ=0 skips it. The Python package is built
 # and tested after the normal build (python/test.sh): PROFLINT_PYTHON_TESTS=0 skips it.
 # Tests on ../shared/realdata skip with a message when that folder is absent.
-# The four build trees take ~5 GB together; free space is printed before each build, and
-# PROFLINT_TEST_PRUNE=1 (.ci/run sets it) removes build-python/ and build-sanitize/ once their tests
-# have passed, so a machine with little disk only ever holds two trees.
+# The four build trees take ~4 GB together; free space is printed before each build, and
+# PROFLINT_TEST_PRUNE=1 (.ci/run sets it) removes, once their tests have passed, build/'s object
+# files and static libraries (its programs stay), build-python/ and build-sanitize/, so a machine
+# with little disk holds one tree's objects at a time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,12 +21,19 @@ prune() {
     disk_note "after removing $1"
   fi
 }
+prune_objects() {  # a tree's object files and static libraries; its programs stay
+  if [ "${PROFLINT_TEST_PRUNE:-0}" = 1 ]; then
+    find "$1" \( -name '*.o' -o -name '*.a' \) -type f -delete
+    disk_note "after removing $1's object files"
+  fi
+}
 
 disk_note "before the release build"
 bash scripts/setup.sh
 echo
 echo "== tests (RelWithDebInfo) =="
 ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 900
+prune_objects build
 
 if [ "${PROFLINT_PYTHON_TESTS:-1}" != 0 ]; then
   echo
