@@ -60,6 +60,11 @@ TEST(LuaRuleLimits, FindingsAreCappedPerRuleWithADiagnostic) {
 TEST(LuaRuleLimits, SqliteValuesAreCappedAtTheRuleMemoryLimit) {
   RuleLimits l;
   l.memory_limit_mb = 32;
+  // Only the memory cap may stop these queries: under ASan on a busy machine the second one ran
+  // past the default 20 s query limit before it reached the cap (a fresh clone's test run,
+  // 2026-11-27), and a rule's own time limit would say something else again.
+  l.query_time_limit_ms = 600'000;
+  l.time_limit_ms = 900'000;
   // A 1 GB string (SQLite's own limit is 1e9 bytes, built outside the Lua heap): a value may take
   // a quarter of the rule's memory cap, 8 MiB here.
   for (const char* sql : {"SELECT length(zeroblob(1000000000)) AS n",
