@@ -60,18 +60,19 @@ TEST(LuaRuleLimits, FindingsAreCappedPerRuleWithADiagnostic) {
 TEST(LuaRuleLimits, SqliteValuesAreCappedAtTheRuleMemoryLimit) {
   RuleLimits l;
   l.memory_limit_mb = 32;
-  // Only the memory cap may stop these queries: under ASan on a busy machine the second one ran
-  // past the default 20 s query limit before it reached the cap (a fresh clone's test run,
-  // 2026-11-27), and a rule's own time limit would say something else again.
+  // Only the memory cap may stop these queries: under ASan the second one once ran past the
+  // default 20 s query limit before it reached the cap (see below), and a rule's own time limit
+  // would say something else again.
   l.query_time_limit_ms = 600'000;
   l.time_limit_ms = 900'000;
   // A 1 GB string (SQLite's own limit is 1e9 bytes, built outside the Lua heap): a value may take
   // a quarter of the rule's memory cap, 8 MiB here.
   for (const char* sql : {"SELECT length(zeroblob(1000000000)) AS n",
-                          // 10,000 pieces of 1,000 bytes (few rows, so a Debug + ASan build reaches the cap long
-                          // before the query time limit: 100,000 rows of 100 bytes took 21 s there)
-                          "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 10000) "
-                          "SELECT length(group_concat(printf('%.1000c', 'y'))) AS n FROM c"}) {
+                          // 1,000 pieces of 10,000 bytes: past half the length limit SQLite grows the string
+                          // by each piece, and under ASan every realloc copies it (10,000 pieces of 1,000
+                          // bytes took 21 s in a Debug + ASan build, 100,000 of 100 bytes as long)
+                          "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000) "
+                          "SELECT length(group_concat(printf('%.10000c', 'y'))) AS n FROM c"}) {
     auto r = run_rules(sample_store(),
                        {rule("rules/big.lua", rule_text("big", std::string("    ctx:query(\"") + sql + "\")")),
                         rule("rules/good.lua", rule_text("good", "ctx:report{ problem = 'still ran' }"))},
