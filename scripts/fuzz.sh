@@ -48,10 +48,14 @@ command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found: run scripts
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 # -O1 with line tables only: symbolized reports at a fraction of the compile time of full -g.
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
-  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" "${launcher[@]}" \
-  -DPROFLINT_FUZZ=ON -DPROFLINT_TESTS=OFF -DPROFLINT_BENCH=OFF >/dev/null
+# A tree that is already configured for fuzzing is used as it is: scripts/test.sh's instrumented
+# tree (build-sanitize/, with the tests too) is one.
+if ! grep -q '^PROFLINT_FUZZ:BOOL=ON$' "$BUILD/CMakeCache.txt" 2>/dev/null; then
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
+    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" "${launcher[@]}" \
+    -DPROFLINT_FUZZ=ON -DPROFLINT_TESTS=OFF -DPROFLINT_BENCH=OFF -DPROFLINT_PYTHON=OFF >/dev/null
+fi
 cmake --build "$BUILD" -j "${FUZZ_BUILD_JOBS:-$(nproc)}" --target fuzz_targets proflint
 
 # Seeds: rebuilt when missing or older than their generator.

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# scripts/test.sh — everything scripts/setup.sh does, then all tests: the normal build, and
-# once more under AddressSanitizer + UndefinedBehaviorSanitizer (PROFLINT_SANITIZE=0 skips it),
-# then a short run of every libFuzzer target on its corpus (scripts/fuzz.sh --ci, ~4 min plus the
-# clang build of the library and targets): PROFLINT_FUZZ=0 skips it. The Python package is built
-# and tested after the normal build (python/test.sh): PROFLINT_PYTHON_TESTS=0 skips it.
+# scripts/test.sh — everything scripts/setup.sh does, then all tests, in two build trees:
+#  1. build/ (setup.sh's release tree): the CLI, the C++ tests and the Python package (the extension
+#     module is built in the same tree where pybind11 is installed; ctest runs its pytest suite as
+#     the test python_package): PROFLINT_PYTHON_TESTS=0 leaves the Python tests out.
+#  2. build-sanitize/: clang, AddressSanitizer + UndefinedBehaviorSanitizer and libFuzzer's coverage,
+#     the engine at -O1, the tests at -O0: the C++ tests run again under the sanitizers
+#     (PROFLINT_SANITIZE=0 skips them), then every libFuzzer target briefly on its corpus
+#     (scripts/fuzz.sh --ci in the same tree, ~4 min; PROFLINT_FUZZ=0 skips it). One instrumented
+#     tree serves both: it used to be a gcc sanitizer tree and a clang fuzz tree, each compiling the
+#     whole engine (docs/testing.md has the figures).
 # Tests on ../shared/realdata skip with a message when that folder is absent.
-# The four build trees take ~4 GB together; free space is printed before each build, and
-# PROFLINT_TEST_PRUNE=1 (.ci/run sets it) removes, once their tests have passed, build/'s object
-# files and static libraries (its programs stay), build-python/ and build-sanitize/, so a machine
-# with little disk holds one tree's objects at a time.
+# Free space is printed before each build, and PROFLINT_TEST_PRUNE=1 (.ci/run sets it) removes,
+# once their tests have passed, build/'s object files and static libraries (its programs stay) and
+# build-sanitize/, so a machine with little disk holds one tree's objects at a time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,35 +35,40 @@ prune_objects() {  # a tree's object files and static libraries; its programs st
 disk_note "before the release build"
 bash scripts/setup.sh
 echo
-echo "== tests (RelWithDebInfo) =="
-ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 900
+ctest_args=()
+if [ "${PROFLINT_PYTHON_TESTS:-1}" = 0 ]; then
+  ctest_args+=(-LE python)
+elif ! ctest --test-dir build -N -L python | grep -q 'Total Tests: [1-9]'; then
+  echo "test.sh: build/ has no Python package (python3-dev and pybind11-dev missing?); PROFLINT_PYTHON_TESTS=0 runs without it" >&2
+  exit 1
+fi
+echo "== tests (RelWithDebInfo; the Python package's tests are the test python_package) =="
+ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 900 "${ctest_args[@]}"
 prune_objects build
 
-if [ "${PROFLINT_PYTHON_TESTS:-1}" != 0 ]; then
+if [ "${PROFLINT_SANITIZE:-1}" != 0 ] || [ "${PROFLINT_FUZZ:-1}" != 0 ]; then
   echo
-  echo "== Python package (python/test.sh: build-python/, pytest with /usr/bin/python3) =="
-  disk_note "before the Python build"
-  bash python/test.sh
-  prune "${PROFLINT_PYTHON_BUILD_DIR:-build-python}"
-fi
-
-if [ "${PROFLINT_SANITIZE:-1}" != 0 ]; then
-  echo
-  echo "== tests under ASan + UBSan =="
-  disk_note "before the sanitizer build"
-  # Line tables only (-g1): a sanitizer report still names every frame's file and line, the code is
-  # the same, and the tree is a fifth smaller (the largest of the four).
-  cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g1" "-DCMAKE_C_FLAGS_DEBUG=-g1" \
-    -DPROFLINT_SANITIZE=ON -DPROFLINT_BENCH=OFF >/dev/null
+  echo "== the instrumented tree (clang; ASan + UBSan + libFuzzer coverage): build-sanitize/ =="
+  disk_note "before the instrumented build"
+  command -v clang++ >/dev/null || { echo "test.sh: clang++ not found (scripts/setup.sh installs clang)" >&2; exit 1; }
+  # The engine at -O1 with line tables (what the fuzz targets want; a sanitizer report still names
+  # every frame's file and line), assertions on; the test code at -O0 (PROFLINT_TEST_FLAGS): it only
+  # drives the engine and compiles in half the time.
+  cmake -S . -B build-sanitize -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
+    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" -DPROFLINT_FUZZ=ON -DPROFLINT_TESTS=ON \
+    -DPROFLINT_TEST_FLAGS=-O0 -DPROFLINT_BENCH=OFF -DPROFLINT_PYTHON=OFF >/dev/null
   cmake --build build-sanitize -j "$(nproc)"
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-sanitize --output-on-failure -j "$(nproc)" --timeout 1800
+  if [ "${PROFLINT_SANITIZE:-1}" != 0 ]; then
+    echo
+    echo "== tests under ASan + UBSan =="
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      ctest --test-dir build-sanitize --output-on-failure -j "$(nproc)" --timeout 1800
+  fi
+  if [ "${PROFLINT_FUZZ:-1}" != 0 ]; then
+    echo
+    echo "== fuzz targets, ${PROFLINT_FUZZ_SECONDS:-35} s each (scripts/fuzz.sh --ci in build-sanitize/) =="
+    FUZZ_BUILD_DIR=build-sanitize bash scripts/fuzz.sh --ci
+  fi
   prune build-sanitize
-fi
-
-if [ "${PROFLINT_FUZZ:-1}" != 0 ]; then
-  echo
-  echo "== fuzz targets, ${PROFLINT_FUZZ_SECONDS:-35} s each (scripts/fuzz.sh --ci) =="
-  disk_note "before the fuzz build"
-  bash scripts/fuzz.sh --ci
 fi
