@@ -1,7 +1,7 @@
-"""Shared paths and helpers of the Python package's tests (python/test.sh, ctest -L python).
+"""Shared paths and helpers of the Python package's tests (ctest -L python, python/test.sh).
 
-The package under test is the one on sys.path: build-python/python (python/test.sh, ctest) or an
-installed one. Parity tests run the CLI binary named by PROFLINT_BINARY (else build/proflint) and
+The package under test is the one on sys.path: build/python (ctest in the normal build),
+build-python/python (python/test.sh) or an installed one. Parity tests run the CLI binary named by PROFLINT_BINARY (else build/proflint) and
 skip, saying so, where it is missing; realdata tests skip where ../shared/realdata is absent.
 """
 
