@@ -50,7 +50,7 @@ void expect_straggler(const std::string& job, const std::string& cause, Severity
   JobRun run = analyze_job(job);
   auto f = findings_of(run.result, kId);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].evidence["straggler_rank"], run.truth["straggler_rank"]);
+  EXPECT_EQ(f[0].evidence["straggler_rank"].get<int64_t>(), run.truth["straggler_rank"].get<int64_t>());
   EXPECT_EQ(f[0].evidence["cause"], cause) << f[0].problem;
   EXPECT_GE(f[0].evidence["explained_share"].get<double>(), 0.8);
   // ~6 ms of a ~29 ms step: high (>= 20 %). Severity rests on the median step: the optimizer
@@ -183,7 +183,7 @@ void expect_end_to_end(const std::string& job, const std::string& cause) {
     return;
   }
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].evidence["straggler_rank"], truth["straggler_rank"]);
+  EXPECT_EQ(f[0].evidence["straggler_rank"].get<int64_t>(), truth["straggler_rank"].get<int64_t>());
   EXPECT_EQ(f[0].evidence["cause"], cause) << f[0].problem;
   // The ranks that wait are not told to tune communication.
   EXPECT_TRUE(findings_of(result, "communication-bound").empty());
