@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "engine/analysis/id_list.hpp"
 #include "engine/common/format.hpp"
@@ -68,8 +69,6 @@ void SourceSites::load_attributed(const char* sql, std::vector<int64_t> ids, std
     const std::string* name = text(r.name);
     if ((!file && !module_path) || !name) continue;  // no place, or a name the store lacks (as an inner join)
     Attributed a;
-    a.key = Key{file ? *file : std::string(), r.line, function ? *function : std::string(),
-                module_path ? *module_path : std::string()};
     a.parent = r.parent;
     // A backward op placed at its forward op's line is named after that op (schema/0012).
     if (const std::string* forward = text(r.forward_name)) {
@@ -78,6 +77,9 @@ void SourceSites::load_attributed(const char* sql, std::vector<int64_t> ids, std
     } else {
       a.name = *name;
     }
+    a.site = site_of(Key{file ? *file : std::string(), r.line, function ? *function : std::string(),
+                         module_path ? *module_path : std::string()},
+                     a.backward);
     into.emplace(r.id, std::move(a));
   }
 }
@@ -178,6 +180,12 @@ void SourceSites::resolve() {
   added_.clear();
 }
 
+int SourceSites::site_of(Key key, bool backward) {
+  auto [it, added] = site_index_.try_emplace({std::move(key), backward}, static_cast<int>(sites_.size()));
+  if (added) sites_.emplace_back();
+  return it->second;
+}
+
 SourceSites::Found SourceSites::of_op(int64_t op_id) {
   if (auto it = op_cache_.find(op_id); it != op_cache_.end()) return it->second;
   Found f;
@@ -185,15 +193,14 @@ SourceSites::Found SourceSites::of_op(int64_t op_id) {
   if (row != ops_.end() && row->second) {
     const Attributed& a = *row->second;
     f.ok = true;
-    f.key = a.key;
-    f.what = a.name;
-    f.unit = "op:" + std::to_string(op_id);
-    f.backward = a.backward;
+    f.site = a.site;
+    f.what = &a.name;
+    f.unit = {UnitKind::op, op_id};
     // Name the call the user made: the outermost op at the same place (aten::item, not the
-    // aten::_local_scalar_dense inside it).
+    // aten::_local_scalar_dense inside it). One site is one place, forward or backward.
     if (a.parent) {
       Found up = of_op(*a.parent);
-      if (up.ok && up.key == f.key && up.backward == f.backward) {
+      if (up.ok && up.site == f.site) {
         f.what = up.what;
         f.unit = up.unit;
       }
@@ -215,19 +222,19 @@ SourceSites::Found SourceSites::of_links(const Links& l) {
 SourceSites::Found SourceSites::of_api_call(int64_t api_call_id) {
   auto it = api_calls_.find(api_call_id);
   if (it == api_calls_.end()) return {};
-  return Found{true, it->second.key, it->second.name, "api:" + std::to_string(api_call_id)};
+  return Found{true, it->second.site, &it->second.name, {UnitKind::api_call, api_call_id}};
 }
 
 SourceSites::Found SourceSites::of_range(int64_t range_id) {
   auto it = ranges_.find(range_id);
   if (it == ranges_.end()) return {};
-  return Found{true, it->second.key, it->second.name, "range:" + std::to_string(range_id)};
+  return Found{true, it->second.site, &it->second.name, {UnitKind::range, range_id}};
 }
 
 void SourceSites::count(const Found& f, int64_t time_ns) {
   if (!f.ok) return;
-  Site& s = sites_[{f.key, f.backward}];
-  s.units.insert(f.unit);
+  Site& s = sites_[f.site];
+  s.units.push_back(f.unit);
   s.time_ns += time_ns;
   ++s.what[f.what];
 }
@@ -235,16 +242,23 @@ void SourceSites::count(const Found& f, int64_t time_ns) {
 std::vector<SourceLocation> SourceSites::top(size_t k) {
   resolve();
   std::vector<SourceLocation> out;
-  for (const auto& [place, site] : sites_) {
+  for (const auto& [place, index] : site_index_) {
+    Site& site = sites_[index];
+    if (site.units.empty()) continue;  // a place of rows loaded but not counted (an op's parent)
     SourceLocation l;
     std::tie(l.file, l.line, l.function, l.module_path) = place.first;
+    std::sort(site.units.begin(), site.units.end());
+    site.units.erase(std::unique(site.units.begin(), site.units.end()), site.units.end());
     l.count = static_cast<int64_t>(site.units.size());
     l.time_ns = site.time_ns;
     l.time_label = label_;
     l.iterations = iterations_;
-    // The name seen most (ties: the first in name order).
+    // The name seen most (ties: the first in name order). Rows of different ops may hold the same
+    // name in different places: counted by text here.
+    std::map<std::string_view, int64_t> by_name;
+    for (const auto& [name, n] : site.what) by_name[*name] += n;
     int64_t best = -1;
-    for (const auto& [name, n] : site.what)
+    for (const auto& [name, n] : by_name)
       if (n > best) {
         best = n;
         l.what = name;

@@ -10,11 +10,10 @@
 
 #include <cstdint>
 #include <map>
-#include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/analysis/facts.hpp"
@@ -42,25 +41,32 @@ class SourceSites {
   std::vector<SourceLocation> top(size_t k);
 
  private:
+  using Key = std::tuple<std::string, int64_t, std::string, std::string>;  // file, line, function, module path
+  // One call of the user's code: the outermost op at the place (op), or the API call or range
+  // itself. Two kernels of one aten::conv2d count as one call.
+  enum class UnitKind : uint8_t { op, api_call, range };
+  struct Unit {
+    UnitKind kind;
+    int64_t id;
+    auto operator<=>(const Unit&) const = default;
+  };
   struct Site {
     int64_t time_ns = 0;
-    std::set<std::string> units;          // the calls counted (see Found::unit)
-    std::map<std::string, int64_t> what;  // op/call name -> rows added
+    std::vector<Unit> units;                            // the calls counted, with repeats (top() counts them once)
+    std::unordered_map<const std::string*, int64_t> what;  // op/call name (a text of the rows loaded) -> rows added
   };
-  using Key = std::tuple<std::string, int64_t, std::string, std::string>;  // file, line, function, module path
+  // Where a row counts. Rows are counted one by one (a finding may add 10^5 kernels), so a place is
+  // an index into sites_ and a name a pointer to its text in the loaded rows: no text is copied or
+  // compared per row.
   struct Found {
     bool ok = false;
-    Key key;
-    std::string what;
-    // One call of the user's code: the outermost op at the place ("op:ID"), or the API call or range
-    // itself ("api:ID", "range:ID"). Two kernels of one aten::conv2d count as one call.
-    std::string unit;
-    // A backward op at its forward op's place: counted apart from the forward ops there.
-    bool backward = false;
+    int site = -1;                        // index into sites_: the place, forward or backward
+    const std::string* what = nullptr;    // the op or call name
+    Unit unit{UnitKind::op, 0};
   };
   // A row with a source: its place and name (the op's parent too, for ops).
   struct Attributed {
-    Key key;
+    int site = -1;
     std::string name;
     std::optional<int64_t> parent;
     bool backward = false;  // a backward op at its forward op's place (name: 'backward of <forward op>')
@@ -77,6 +83,7 @@ class SourceSites {
   void add(Kind kind, int64_t id, int64_t time_ns);
   void resolve();  // looks up every added row, then counts it at its place
   void count(const Found& f, int64_t time_ns);
+  int site_of(Key key, bool backward);
   Found of_op(int64_t op_id);
   Found of_links(const Links& l);
   Found of_api_call(int64_t api_call_id);  // its own source row (calls outside any op)
@@ -93,10 +100,11 @@ class SourceSites {
   std::map<int64_t, Links> links_[3];                      // kernel, memcpy, memset rows
   std::map<int64_t, std::optional<int64_t>> api_op_;       // API call -> its op
   std::map<int64_t, std::optional<Attributed>> ops_;       // op -> its source (nullopt: none), once loaded
-  std::map<int64_t, Attributed> api_calls_, ranges_;       // their own source rows
+  std::map<int64_t, Attributed> api_calls_, ranges_;       // their own source rows (map: texts stay in place)
   std::map<int64_t, std::string> texts_;                   // string id -> text, of the places loaded
-  std::map<int64_t, Found> op_cache_;
-  std::map<std::pair<Key, bool>, Site> sites_;  // (place, backward) -> what was added there
+  std::unordered_map<int64_t, Found> op_cache_;
+  std::map<std::pair<Key, bool>, int> site_index_;  // (place, backward) -> index into sites_
+  std::vector<Site> sites_;
 };
 
 // One location as the problem text and the text report print it:
