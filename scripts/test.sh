@@ -39,7 +39,8 @@ ctest_args=()
 if [ "${PROFLINT_PYTHON_TESTS:-1}" = 0 ]; then
   ctest_args+=(-LE python)
 elif ! ctest --test-dir build -N -L python | grep -q 'Total Tests: [1-9]'; then
-  echo "test.sh: build/ has no Python package (python3-dev and pybind11-dev missing?); PROFLINT_PYTHON_TESTS=0 runs without it" >&2
+  echo "test.sh: build/ has no Python package: python3-dev or pybind11-dev missing, or a tree configured with" \
+    "PROFLINT_PYTHON=OFF (cmake -B build -DPROFLINT_PYTHON=AUTO); PROFLINT_PYTHON_TESTS=0 runs without it" >&2
   exit 1
 fi
 echo "== tests (RelWithDebInfo; the Python package's tests are the test python_package) =="
@@ -51,6 +52,11 @@ if [ "${PROFLINT_SANITIZE:-1}" != 0 ] || [ "${PROFLINT_FUZZ:-1}" != 0 ]; then
   echo "== the instrumented tree (clang; ASan + UBSan + libFuzzer coverage): build-sanitize/ =="
   disk_note "before the instrumented build"
   command -v clang++ >/dev/null || { echo "test.sh: clang++ not found (scripts/setup.sh installs clang)" >&2; exit 1; }
+  # A tree left by the test command before 27 November 2026 was a gcc sanitizer tree: CMake cannot
+  # change a tree's compiler, so it is made anew.
+  if [ -f build-sanitize/CMakeCache.txt ] && ! grep -q '^PROFLINT_FUZZ:BOOL=ON$' build-sanitize/CMakeCache.txt; then
+    rm -rf build-sanitize
+  fi
   # The engine at -O1 with line tables (what the fuzz targets want; a sanitizer report still names
   # every frame's file and line), assertions on; the test code at -O0 (PROFLINT_TEST_FLAGS): it only
   # drives the engine and compiles in half the time.
