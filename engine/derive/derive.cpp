@@ -121,6 +121,7 @@ TraceData facts_of(TraceModel& m) {
   TraceData t;
   t.trace_id = m.trace_id;
   t.names = &m.strings;
+  t.range_facts = &m.ranges;
   t.format = m.info.format;
   t.framework = m.info.framework.value_or("");
   t.start_ns = m.start_ns;
@@ -145,13 +146,6 @@ TraceData facts_of(TraceModel& m) {
     r.end = end_of(f.start_ns, f.dur_ns);
     r.name_id = f.name_id;
     r.kind = kinds[static_cast<size_t>(f.kind)];
-    r.external_id = f.external_id;
-    r.fwd_thread_id = f.fwd_thread_id;
-    r.sequence_number = f.sequence_number;
-    r.input_types_id = f.input_types_id;
-    r.device_id = f.device_id;
-    r.call_stack_id = f.call_stack_id;
-    r.module_id = f.module_id;
     t.ranges.push_back(r);
   }
   return t;

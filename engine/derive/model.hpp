@@ -23,28 +23,25 @@ enum class RangeKind : uint8_t { cpu_op, user_annotation, gpu_user_annotation, p
 enum class MarkerKind : uint8_t { none, profiler_step, optimizer, dataloader };
 enum class GpuKind : uint8_t { kernel, memcpy, memset };
 
+// One range as the sweeps read it (88 bytes). The columns only one step or two read (external id,
+// forward thread, sequence number, input types, call stack, module) stay in the model's row,
+// TraceData::fact(r): copying them made this 144 bytes, 30 MB more at derivation's peak on a
+// 10^6-row nsys export (533k ranges).
 struct RangeRec {
-  int64_t id = 0;
+  int64_t id = 0;  // position in the model's ranges
   int64_t pid = kNone, tid = kNone;
   int64_t start = 0, end = 0;
   int64_t name_id = 0;
-  int64_t external_id = kNone;
-  int64_t fwd_thread_id = kNone;
-  int64_t sequence_number = kNone;  // autograd sequence number: a backward op's matches its forward op's
-  int64_t input_types_id = kNone;
-  int64_t device_id = kNone;
+  int64_t op_name_id = 0;  // name of the op it becomes (emit_nvtx text stripped to 'aten::add')
+  // derived
+  int64_t parent = -1;  // index of the enclosing range on the same thread
+  int64_t op = -1;      // index into TraceData::ops when the range is an op
+  int32_t depth = 0;
   RangeKind kind = RangeKind::other;
   MarkerKind marker = MarkerKind::none;
   bool backward_name = false;     // autograd backward node or engine wrapper
   bool op_candidate = false;      // becomes an op row unless it turns out to be an iteration marker
   bool iteration_marker = false;  // the range delimits an iteration (ProfilerStep#N, key node, NVTX step)
-  int64_t op_name_id = 0;         // name of the op it becomes (emit_nvtx text stripped to 'aten::add')
-  int64_t call_stack_id = kNone;  // 'Call stack' argument (source.hpp)
-  int64_t module_id = kNone;      // 'Module Hierarchy' argument (source.hpp)
-  // derived
-  int64_t parent = -1;  // index of the enclosing range on the same thread
-  int32_t depth = 0;
-  int64_t op = -1;  // index into TraceData::ops when the range is an op
 };
 
 struct ApiRec {
@@ -135,6 +132,8 @@ struct TraceData {
   // Without a model (unit tests of single steps) the TraceData's own table.
   StringTable* names = nullptr;
   StringTable own_names;
+  const std::vector<RangeFact>* range_facts = nullptr;  // the model's ranges (fact())
+  std::vector<RangeFact> own_range_facts;
   // normalize_op_type once per op name (ops repeat names; a node map keeps the texts in place).
   std::unordered_map<int64_t, std::string> op_type_of_name;
   PathTree op_paths;  // the ops' paths (OpFact::path_node), moved into DerivedFacts with the ops
@@ -143,6 +142,11 @@ struct TraceData {
   std::vector<SourceFact> sources;
 
   const std::string& text(int64_t id) const { return (names ? *names : own_names).text(id); }
+  // The model's row of a range (RangeRec::id is its position there); without a model (unit tests
+  // of single steps) own_range_facts, which such a test fills beside its RangeRecs.
+  const RangeFact& fact(const RangeRec& r) const {
+    return (range_facts ? *range_facts : own_range_facts)[static_cast<size_t>(r.id)];
+  }
   int64_t intern(std::string_view value) { return (names ? *names : own_names).intern(value); }
 };
 

@@ -180,9 +180,11 @@ void attribute_backward_ops(TraceData& t, std::vector<Pos>& src_at) {
   bool any_backward = false;
   for (size_t o = 0; o < t.ops.size(); ++o) {
     const RangeRec* r = range_of(o);
-    if (!r || r->sequence_number == kNone || r->sequence_number < 0) continue;
+    if (!r) continue;
+    const int64_t seq = t.fact(*r).sequence_number;
+    if (seq == kNone || seq < 0) continue;
     if (is_backward(*r)) any_backward = true;
-    else forward.push_back({r->pid, r->sequence_number, o});
+    else forward.push_back({r->pid, seq, o});
   }
   if (!any_backward || forward.empty()) return;
   std::sort(forward.begin(), forward.end(), [](const ForwardOp& x, const ForwardOp& y) { return x.key() < y.key(); });
@@ -195,7 +197,7 @@ void attribute_backward_ops(TraceData& t, std::vector<Pos>& src_at) {
     const RangeRec& br = *range_of(b);
     // Not a structured binding: the lambdas below capture the bounds, which clang 14 (the fuzz
     // build's compiler) does not allow for structured bindings.
-    const auto candidates = std::equal_range(forward.begin(), forward.end(), ForwardOp{br.pid, br.sequence_number, 0},
+    const auto candidates = std::equal_range(forward.begin(), forward.end(), ForwardOp{br.pid, t.fact(br).sequence_number, 0},
                                              [](const ForwardOp& x, const ForwardOp& y) {
                                                return std::tie(x.pid, x.sequence_number) < std::tie(y.pid, y.sequence_number);
                                              });
@@ -229,7 +231,10 @@ void attribute_backward_ops(TraceData& t, std::vector<Pos>& src_at) {
     if (has_place(o)) continue;
     const RangeRec* r = range_of(o);
     int64_t f = -1;
-    if (r && is_backward(*r) && r->sequence_number != kNone && r->sequence_number >= 0) f = forward_of(o);
+    if (r && is_backward(*r)) {
+      const int64_t seq = t.fact(*r).sequence_number;
+      if (seq != kNone && seq >= 0) f = forward_of(o);
+    }
     if (f < 0 || !has_place(static_cast<size_t>(f))) {
       f = -1;
       int64_t p = t.ops[o].parent;
@@ -272,7 +277,8 @@ void attribute_sources(TraceData& t) {
   bool any_python = false, any_stack = false;
   for (const auto& r : ranges) {
     any_python = any_python || r.kind == RangeKind::python_function;
-    any_stack = any_stack || r.call_stack_id != kNone || r.module_id != kNone;
+    const RangeFact& f = t.fact(r);
+    any_stack = any_stack || f.call_stack_id != kNone || f.module_id != kNone;
   }
   if (!any_python && !any_stack) return;
   std::vector<std::string> skip, keep;
@@ -406,8 +412,9 @@ void attribute_sources(TraceData& t) {
       stack_range[i] = stack_range[static_cast<size_t>(r.parent)];
       hierarchy_range[i] = hierarchy_range[static_cast<size_t>(r.parent)];
     }
-    if (r.call_stack_id != kNone && !t.text(r.call_stack_id).empty()) stack_range[i] = static_cast<Pos>(i);
-    if (r.module_id != kNone && !t.text(r.module_id).empty()) hierarchy_range[i] = static_cast<Pos>(i);
+    const RangeFact& f = t.fact(r);
+    if (f.call_stack_id != kNone && !t.text(f.call_stack_id).empty()) stack_range[i] = static_cast<Pos>(i);
+    if (f.module_id != kNone && !t.text(f.module_id).empty()) hierarchy_range[i] = static_cast<Pos>(i);
   }
   t.sources.reserve(source_rows_bound(t, any_python));
   std::vector<Pos> src_at(t.ops.size(), -1);  // op -> its row in t.sources
@@ -422,13 +429,13 @@ void attribute_sources(TraceData& t) {
     } else if (stack_range[i] >= 0 || hierarchy_range[i] >= 0) {
       s.origin = "call_stack";
       if (stack_range[i] >= 0) {
-        const StackSite& site = call_stack_site(ranges[static_cast<size_t>(stack_range[i])].call_stack_id);
+        const StackSite& site = call_stack_site(t.fact(ranges[static_cast<size_t>(stack_range[i])]).call_stack_id);
         s.file_id = site.file_id;
         s.line = site.line;
         s.function_id = site.function_id;
         s.stack_id = site.stack_id;
       }
-      if (hierarchy_range[i] >= 0) s.module_path_id = ranges[static_cast<size_t>(hierarchy_range[i])].module_id;
+      if (hierarchy_range[i] >= 0) s.module_path_id = t.fact(ranges[static_cast<size_t>(hierarchy_range[i])]).module_id;
     } else {
       continue;
     }
@@ -454,7 +461,7 @@ void attribute_sources(TraceData& t) {
         ++j;
       if (j >= n || ranges[j].pid != ranges[i].pid || ranges[j].tid != ranges[i].tid || ranges[j].start >= ranges[i].end)
         continue;
-      const StackSite& site = call_stack_site(ranges[static_cast<size_t>(stack_range[j])].call_stack_id);
+      const StackSite& site = call_stack_site(t.fact(ranges[static_cast<size_t>(stack_range[j])]).call_stack_id);
       if (site.file_id == kNone) continue;
       s.origin = "call_stack";
       s.file_id = site.file_id;

@@ -202,11 +202,12 @@ int64_t resolve_tensor_cores_by_op(TraceData& t) {
     const OpRec& op = t.ops[static_cast<size_t>(g.op)];
     if (op.range < 0) continue;
     const RangeRec& r = t.ranges[static_cast<size_t>(op.range)];
-    if (r.input_types_id == kNone) continue;
+    const int64_t types_id = t.fact(r).input_types_id;
+    if (types_id == kNone) continue;
     // Inductor records each Triton launch as an op named after the kernel, with the kernel's inputs.
     bool launch_record = op.name_id == g.name_id || t.text(op.name_id) == t.text(g.name_id);
     if (!launch_record && !is_tc_eligible_type(op.op_type)) continue;
-    if (!dtype_is_tensor_core_precision(t.text(r.input_types_id))) continue;
+    if (!dtype_is_tensor_core_precision(t.text(types_id))) continue;
     auto dev = t.devices.find(g.device_id);
     if (dev != t.devices.end() && known_without_matrix_units(dev->second)) continue;
     g.tensor_core = true;

@@ -344,6 +344,7 @@ TEST(SourceDerive, RowsFillTheReservedBoundExactly) {
     r.name_id = t.intern(name);
     r.kind = kind;
     t.ranges.push_back(r);
+    t.own_range_facts.emplace_back();  // no call stack, module or sequence number
   };
   range(RangeKind::python_function, "train.py(10): step", 0, 100);
   range(RangeKind::cpu_op, "aten::mm", 10, 20);

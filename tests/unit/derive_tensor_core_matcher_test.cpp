@@ -91,10 +91,13 @@ std::vector<bool> run_fallback(const std::vector<FallbackCase>& cases, const Tra
   for (size_t i = 0; i < cases.size(); ++i) {
     const auto& c = cases[i];
     RangeRec r;
+    r.id = static_cast<int64_t>(i);
     r.name_id = t.intern(c.op_name);
-    r.input_types_id = c.input_types.empty() ? kNone : t.intern(c.input_types);
     r.op = static_cast<int64_t>(i);
     t.ranges.push_back(r);
+    RangeFact f;
+    f.input_types_id = c.input_types.empty() ? kNone : t.intern(c.input_types);
+    t.own_range_facts.push_back(f);
     OpRec op;
     op.range = static_cast<int64_t>(i);
     op.name_id = r.name_id;
