@@ -45,7 +45,7 @@ class OpsByExternalId {
     for (size_t i = 0; i < t.ops.size(); ++i) {
       const auto& op = t.ops[i];
       if (op.range < 0) continue;
-      int64_t ext = t.fact(t.ranges[static_cast<size_t>(op.range)]).external_id;
+      int64_t ext = t.args(t.ranges[static_cast<size_t>(op.range)]).external_id;
       if (ext != kNone) entries_.push_back({ext, static_cast<int64_t>(i)});
     }
     std::sort(entries_.begin(), entries_.end());

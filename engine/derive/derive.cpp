@@ -122,6 +122,7 @@ TraceData facts_of(TraceModel& m) {
   t.trace_id = m.trace_id;
   t.names = &m.strings;
   t.range_facts = &m.ranges;
+  t.range_args = &m.range_args;
   t.format = m.info.format;
   t.framework = m.info.framework.value_or("");
   t.start_ns = m.start_ns;

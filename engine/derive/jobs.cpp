@@ -560,8 +560,9 @@ class JobReader {
       r.start = f.start_ns;
       r.end = r.start + std::max<int64_t>(0, f.dur_ns);
       r.name_id = f.name_id;
-      if (f.input_dims_id >= 1) r.dims_id = f.input_dims_id;
-      if (f.input_types_id >= 1) r.types_id = f.input_types_id;
+      const RangeArgs& args = m_.args_of(f);
+      if (args.input_dims_id >= 1) r.dims_id = args.input_dims_id;
+      if (args.input_types_id >= 1) r.types_id = args.input_types_id;
       if (f.collective >= 0) {
         const CollectiveArgs& a = m_.collectives[static_cast<size_t>(f.collective)];
         r.coll_name = a.collective_name;

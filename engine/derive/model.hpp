@@ -24,8 +24,8 @@ enum class MarkerKind : uint8_t { none, profiler_step, optimizer, dataloader };
 enum class GpuKind : uint8_t { kernel, memcpy, memset };
 
 // One range as the sweeps read it (88 bytes). The columns only one step or two read (external id,
-// forward thread, sequence number, input types, call stack, module) stay in the model's row,
-// TraceData::fact(r): copying them made this 144 bytes, 30 MB more at derivation's peak on a
+// forward thread, sequence number, input types, call stack, module) stay in the model's RangeArgs,
+// TraceData::args(r): copying them made this 144 bytes, 30 MB more at derivation's peak on a
 // 10^6-row nsys export (533k ranges).
 struct RangeRec {
   int64_t id = 0;  // position in the model's ranges
@@ -132,8 +132,10 @@ struct TraceData {
   // Without a model (unit tests of single steps) the TraceData's own table.
   StringTable* names = nullptr;
   StringTable own_names;
-  const std::vector<RangeFact>* range_facts = nullptr;  // the model's ranges (fact())
+  const std::vector<RangeFact>* range_facts = nullptr;  // the model's ranges and their arguments (args())
+  const std::vector<RangeArgs>* range_args = nullptr;
   std::vector<RangeFact> own_range_facts;
+  std::vector<RangeArgs> own_range_args;
   // normalize_op_type once per op name (ops repeat names; a node map keeps the texts in place).
   std::unordered_map<int64_t, std::string> op_type_of_name;
   PathTree op_paths;  // the ops' paths (OpFact::path_node), moved into DerivedFacts with the ops
@@ -142,10 +144,13 @@ struct TraceData {
   std::vector<SourceFact> sources;
 
   const std::string& text(int64_t id) const { return (names ? *names : own_names).text(id); }
-  // The model's row of a range (RangeRec::id is its position there); without a model (unit tests
-  // of single steps) own_range_facts, which such a test fills beside its RangeRecs.
-  const RangeFact& fact(const RangeRec& r) const {
-    return (range_facts ? *range_facts : own_range_facts)[static_cast<size_t>(r.id)];
+  // The model's arguments of a range (RangeRec::id is its row's position in the model); without a
+  // model (unit tests of single steps) own_range_facts and own_range_args, which such a test fills
+  // beside its RangeRecs.
+  const RangeArgs& args(const RangeRec& r) const {
+    const RangeFact& f = (range_facts ? *range_facts : own_range_facts)[static_cast<size_t>(r.id)];
+    if (f.args < 0) return kNoRangeArgs;
+    return (range_args ? *range_args : own_range_args)[static_cast<size_t>(f.args)];
   }
   int64_t intern(std::string_view value) { return (names ? *names : own_names).intern(value); }
 };

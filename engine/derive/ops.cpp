@@ -243,7 +243,7 @@ void classify_ranges(TraceData& t) {
     r.marker = classify_marker(name);
     // Kineto marks backward ops with the forward op's thread ('Fwd thread id'); forward ops carry
     // 'Fwd thread id': 0, so only a non-zero value means backward.
-    const int64_t fwd_thread = t.fact(r).fwd_thread_id;
+    const int64_t fwd_thread = t.args(r).fwd_thread_id;
     r.backward_name = is_backward_name(name) || (fwd_thread != kNone && fwd_thread != 0);
     r.op_candidate = false;
     r.op_name_id = r.name_id;
@@ -389,7 +389,7 @@ void build_ops(TraceData& t) {
                   : iteration >= 0  ? "fwd"
                                     : "other";
         std::optional<std::string_view> types;
-        if (int64_t id = t.fact(r).input_types_id; id != kNone) types = t.text(id);
+        if (int64_t id = t.args(r).input_types_id; id != kNone) types = t.text(id);
         // Counted once, at the outermost eligible op: an eligible op inside an eligible op's
         // sub-tree is part of that op (docs/derivation.md, "Tensor Core eligibility").
         int64_t enclosing_root = f.op >= 0 ? t.ops[static_cast<size_t>(f.op)].tc_root : -1;

@@ -181,7 +181,7 @@ void attribute_backward_ops(TraceData& t, std::vector<Pos>& src_at) {
   for (size_t o = 0; o < t.ops.size(); ++o) {
     const RangeRec* r = range_of(o);
     if (!r) continue;
-    const int64_t seq = t.fact(*r).sequence_number;
+    const int64_t seq = t.args(*r).sequence_number;
     if (seq == kNone || seq < 0) continue;
     if (is_backward(*r)) any_backward = true;
     else forward.push_back({r->pid, seq, o});
@@ -197,7 +197,7 @@ void attribute_backward_ops(TraceData& t, std::vector<Pos>& src_at) {
     const RangeRec& br = *range_of(b);
     // Not a structured binding: the lambdas below capture the bounds, which clang 14 (the fuzz
     // build's compiler) does not allow for structured bindings.
-    const auto candidates = std::equal_range(forward.begin(), forward.end(), ForwardOp{br.pid, t.fact(br).sequence_number, 0},
+    const auto candidates = std::equal_range(forward.begin(), forward.end(), ForwardOp{br.pid, t.args(br).sequence_number, 0},
                                              [](const ForwardOp& x, const ForwardOp& y) {
                                                return std::tie(x.pid, x.sequence_number) < std::tie(y.pid, y.sequence_number);
                                              });
@@ -232,7 +232,7 @@ void attribute_backward_ops(TraceData& t, std::vector<Pos>& src_at) {
     const RangeRec* r = range_of(o);
     int64_t f = -1;
     if (r && is_backward(*r)) {
-      const int64_t seq = t.fact(*r).sequence_number;
+      const int64_t seq = t.args(*r).sequence_number;
       if (seq != kNone && seq >= 0) f = forward_of(o);
     }
     if (f < 0 || !has_place(static_cast<size_t>(f))) {
@@ -277,7 +277,7 @@ void attribute_sources(TraceData& t) {
   bool any_python = false, any_stack = false;
   for (const auto& r : ranges) {
     any_python = any_python || r.kind == RangeKind::python_function;
-    const RangeFact& f = t.fact(r);
+    const RangeArgs& f = t.args(r);
     any_stack = any_stack || f.call_stack_id != kNone || f.module_id != kNone;
   }
   if (!any_python && !any_stack) return;
@@ -412,7 +412,7 @@ void attribute_sources(TraceData& t) {
       stack_range[i] = stack_range[static_cast<size_t>(r.parent)];
       hierarchy_range[i] = hierarchy_range[static_cast<size_t>(r.parent)];
     }
-    const RangeFact& f = t.fact(r);
+    const RangeArgs& f = t.args(r);
     if (f.call_stack_id != kNone && !t.text(f.call_stack_id).empty()) stack_range[i] = static_cast<Pos>(i);
     if (f.module_id != kNone && !t.text(f.module_id).empty()) hierarchy_range[i] = static_cast<Pos>(i);
   }
@@ -429,13 +429,13 @@ void attribute_sources(TraceData& t) {
     } else if (stack_range[i] >= 0 || hierarchy_range[i] >= 0) {
       s.origin = "call_stack";
       if (stack_range[i] >= 0) {
-        const StackSite& site = call_stack_site(t.fact(ranges[static_cast<size_t>(stack_range[i])]).call_stack_id);
+        const StackSite& site = call_stack_site(t.args(ranges[static_cast<size_t>(stack_range[i])]).call_stack_id);
         s.file_id = site.file_id;
         s.line = site.line;
         s.function_id = site.function_id;
         s.stack_id = site.stack_id;
       }
-      if (hierarchy_range[i] >= 0) s.module_path_id = t.fact(ranges[static_cast<size_t>(hierarchy_range[i])]).module_id;
+      if (hierarchy_range[i] >= 0) s.module_path_id = t.args(ranges[static_cast<size_t>(hierarchy_range[i])]).module_id;
     } else {
       continue;
     }
@@ -461,7 +461,7 @@ void attribute_sources(TraceData& t) {
         ++j;
       if (j >= n || ranges[j].pid != ranges[i].pid || ranges[j].tid != ranges[i].tid || ranges[j].start >= ranges[i].end)
         continue;
-      const StackSite& site = call_stack_site(t.fact(ranges[static_cast<size_t>(stack_range[j])]).call_stack_id);
+      const StackSite& site = call_stack_site(t.args(ranges[static_cast<size_t>(stack_range[j])]).call_stack_id);
       if (site.file_id == kNone) continue;
       s.origin = "call_stack";
       s.file_id = site.file_id;

@@ -202,7 +202,7 @@ int64_t resolve_tensor_cores_by_op(TraceData& t) {
     const OpRec& op = t.ops[static_cast<size_t>(g.op)];
     if (op.range < 0) continue;
     const RangeRec& r = t.ranges[static_cast<size_t>(op.range)];
-    const int64_t types_id = t.fact(r).input_types_id;
+    const int64_t types_id = t.args(r).input_types_id;
     if (types_id == kNone) continue;
     // Inductor records each Triton launch as an op named after the kernel, with the kernel's inputs.
     bool launch_record = op.name_id == g.name_id || t.text(op.name_id) == t.text(g.name_id);

@@ -209,22 +209,24 @@ bool FactSink::add_range(const RangeRow& r) {
   if (!admit_interval(r.start_ns, r.dur_ns, "range")) return false;
   ++rows_;
   RangeFact f;
+  RangeArgs a;
   // Interned in this order (name, dims, types, stack, module): string ids follow first use.
   f.name_id = intern(bounded_name(r.name, "range"));
-  f.input_dims_id = opt_intern(r.input_dims);
-  f.input_types_id = opt_intern(r.input_types);
-  f.call_stack_id = opt_intern(r.call_stack);
-  f.module_id = opt_intern(r.module);
+  a.input_dims_id = opt_intern(r.input_dims);
+  a.input_types_id = opt_intern(r.input_types);
+  a.call_stack_id = opt_intern(r.call_stack);
+  a.module_id = opt_intern(r.module);
   f.pid = or_none(r.pid);
   f.tid = or_none(r.tid);
   f.start_ns = r.start_ns;
   f.dur_ns = r.dur_ns;
   f.kind = label(std::string_view(r.kind));
   f.domain = label(r.domain);
-  f.device_id = or_none(r.device_id);
-  f.external_id = or_none(r.external_id);
-  f.sequence_number = or_none(r.sequence_number);
-  f.fwd_thread_id = or_none(r.fwd_thread_id);
+  a.device_id = or_none(r.device_id);
+  a.external_id = or_none(r.external_id);
+  a.sequence_number = or_none(r.sequence_number);
+  a.fwd_thread_id = or_none(r.fwd_thread_id);
+  model_.set_args(f, a);
   if (r.collective) {
     f.collective = static_cast<int32_t>(model_.collectives.size());
     model_.collectives.push_back(*r.collective);

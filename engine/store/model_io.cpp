@@ -605,11 +605,12 @@ struct Writer {
     const int64_t t = b.trace;
     for (size_t i = 0; i < m.ranges.size(); ++i) {
       const RangeFact& r = m.ranges[i];
+      const RangeArgs& a = m.args_of(r);
       int64_t id = b.range + static_cast<int64_t>(i);
       range_ins.i64(t).i64(r.pid).i64(r.tid).i64(r.start_ns).i64(r.dur_ns).i64(sid(b, r.name_id))
-          .text(m.label(r.kind)).text(m.label(r.domain)).i64(r.device_id).i64(r.external_id).i64(r.sequence_number)
-          .i64(r.fwd_thread_id).i64(sid(b, r.input_dims_id)).i64(sid(b, r.input_types_id)).i64(sid(b, r.call_stack_id))
-          .i64(sid(b, r.module_id));
+          .text(m.label(r.kind)).text(m.label(r.domain)).i64(a.device_id).i64(a.external_id).i64(a.sequence_number)
+          .i64(a.fwd_thread_id).i64(sid(b, a.input_dims_id)).i64(sid(b, a.input_types_id)).i64(sid(b, a.call_stack_id))
+          .i64(sid(b, a.module_id));
       if (ranges_derived) {
         range_ins.i64(at(b.range, d.range_parent[i])).i64(int64_t{d.range_depth[i]});
         if (d.range_marker[i].empty()) range_ins.null();
@@ -719,7 +720,7 @@ struct Writer {
   // The ranges, once written, derived and linked (their rows are read by nothing after linked()).
   void release_ranges(TraceModel& m) {
     DerivedFacts& d = m.derived;
-    drop(range_ins, m.ranges, d.range_parent, d.range_depth, d.range_marker);  // collectives stay: bound texts
+    drop(range_ins, m.ranges, m.range_args, d.range_parent, d.range_depth, d.range_marker);  // collectives stay: bound texts
   }
 
   // OS runtime calls and CPU samples with their frames (schema/0007_host_activity.sql).
@@ -1258,14 +1259,16 @@ std::vector<TraceModel> load_model(Store& store, std::vector<bool>* was_derived)
       r.name_id = sid(q.col(6));
       r.kind = label(m, q, 7);
       r.domain = label(m, q, 8);
-      r.device_id = q.col(9);
-      r.external_id = q.col(10);
-      r.sequence_number = q.col(11);
-      r.fwd_thread_id = q.col(12);
-      r.input_dims_id = sid(q.col(13));
-      r.input_types_id = sid(q.col(14));
-      r.call_stack_id = sid(q.col(15));
-      r.module_id = sid(q.col(16));
+      RangeArgs a;
+      a.device_id = q.col(9);
+      a.external_id = q.col(10);
+      a.sequence_number = q.col(11);
+      a.fwd_thread_id = q.col(12);
+      a.input_dims_id = sid(q.col(13));
+      a.input_types_id = sid(q.col(14));
+      a.call_stack_id = sid(q.col(15));
+      a.module_id = sid(q.col(16));
+      m.set_args(r, a);
       if (with_args.contains(q.col(0))) range_at.emplace(q.col(0), std::pair{by_trace.at(trace_id), m.ranges.size()});
       m.ranges.push_back(r);
     }

@@ -96,7 +96,11 @@ std::vector<bool> run_fallback(const std::vector<FallbackCase>& cases, const Tra
     r.op = static_cast<int64_t>(i);
     t.ranges.push_back(r);
     RangeFact f;
-    f.input_types_id = c.input_types.empty() ? kNone : t.intern(c.input_types);
+    if (!c.input_types.empty()) {
+      f.args = static_cast<int32_t>(t.own_range_args.size());
+      t.own_range_args.push_back({});
+      t.own_range_args.back().input_types_id = t.intern(c.input_types);
+    }
     t.own_range_facts.push_back(f);
     OpRec op;
     op.range = static_cast<int64_t>(i);
