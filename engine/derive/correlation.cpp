@@ -150,7 +150,7 @@ void attribute_gpu_to_ops(TraceData& t) {
       OpRec op;
       op.name_id = t.intern(name);
       op.op_type = "unassociated";
-      op.pass = "other";
+      op.pass = OpPass::other;
       op.path_node = t.op_paths.add_verbatim(name);  // "/" + name
       op.start = start;
       op.dur = end - start;

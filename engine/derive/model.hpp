@@ -56,9 +56,8 @@ struct ApiRec {
   bool launches = false;  // some kernel/memcpy/memset correlates to it
 };
 
-struct GpuRec {
+struct GpuRec {  // 112 bytes
   int64_t id = 0;
-  GpuKind kind = GpuKind::kernel;
   int64_t device_id = kNone, stream_id = kNone, pid = kNone;
   int64_t start = 0, end = 0;
   int64_t name_id = kNone;  // kernels only
@@ -67,6 +66,7 @@ struct GpuRec {
   int64_t api = -1;  // index into apis
   int64_t op = -1;   // index into ops
   int32_t iteration = -1;
+  GpuKind kind = GpuKind::kernel;
   bool tensor_core = false;   // kernels only
   bool tensor_core_decided = false;  // the name decided tensor_core (else the op fallback may)
   std::string_view category;  // kernels only (static storage)

@@ -383,11 +383,11 @@ void build_ops(TraceData& t) {
         op.depth = f.op >= 0 ? t.ops[static_cast<size_t>(f.op)].depth + 1 : 0;
         op.path_node = f.path_node;  // kTop (path '') for a range of no path kind: none becomes an op
         op.iteration = iteration;
-        op.pass = f.in_optimizer    ? "optimizer"
-                  : f.in_backward   ? "bwd"
-                  : f.in_dataloader ? "dataloader"
-                  : iteration >= 0  ? "fwd"
-                                    : "other";
+        op.pass = f.in_optimizer    ? OpPass::optimizer
+                  : f.in_backward   ? OpPass::bwd
+                  : f.in_dataloader ? OpPass::dataloader
+                  : iteration >= 0  ? OpPass::fwd
+                                    : OpPass::other;
         std::optional<std::string_view> types;
         if (int64_t id = t.args(r).input_types_id; id != kNone) types = t.text(id);
         // Counted once, at the outermost eligible op: an eligible op inside an eligible op's

@@ -217,7 +217,7 @@ std::string_view classify_workload(const TraceData& t) {
   for (const auto& op : t.ops) {
     if (op.range < 0) continue;  // unassociated:<name> placeholders are not framework ops
     framework_ops = true;
-    if (op.pass == "bwd" || op.pass == "optimizer") return "training";
+    if (op.pass == OpPass::bwd || op.pass == OpPass::optimizer) return "training";
   }
   for (const auto& r : t.ranges)
     if (r.marker == MarkerKind::optimizer || (r.backward_name && r.kind == RangeKind::cpu_op)) return "training";

@@ -201,24 +201,33 @@ struct IssueFact {
   std::string example, location;
 };
 
+// The pass an op ran in (op.pass); pass_text is what the store writes.
+enum class OpPass : uint8_t { none, fwd, bwd, optimizer, dataloader, other };
+inline std::string_view pass_text(OpPass p) {
+  static constexpr std::array<std::string_view, 6> kTexts = {"", "fwd", "bwd", "optimizer", "dataloader", "other"};
+  return kTexts[static_cast<size_t>(p)];
+}
+
 // What derivation adds (engine/derive/derive.hpp). Indexes are positions in the model's tables
-// (-1: none); the store turns them into ids when it writes.
+// (-1: none); the store turns them into ids when it writes. 120 bytes (an op per framework range:
+// 533k in the 10^6-row nsys export, at derivation's peak).
 struct OpFact {
   int64_t range = -1;   // position in ranges; -1 for unassociated ops
   int64_t name_id = 0;  // TraceModel::strings (derivation may intern new names)
-  std::string_view op_type, pass;  // static text or DerivedFacts::op_types
+  std::string_view op_type;  // static text or DerivedFacts::op_types
   int64_t parent = -1;  // position in ops
-  int32_t depth = 0;
-  int32_t path_node = -1;  // its path: a node of DerivedFacts::op_paths (TraceData::op_paths while derived)
-  int32_t iteration = -1;
   // Tensor Core eligibility is counted once per eligible sub-tree: tc_eligible is set only on the
   // outermost eligible op (aten::conv2d, not also its convolution/_convolution/cudnn_convolution
   // children), and tc_root is that op for every op inside the sub-tree (-1 outside any; position
   // in ops, what GpuLinks::tc_op gives a kernel).
-  bool tc_eligible = false;
   int64_t tc_root = -1;
   int64_t gpu_time_ns = 0, kernel_count = 0, tc_time_ns = 0;
   int64_t pid = kNone, tid = kNone, start = kNone, dur = kNone;
+  int32_t depth = 0;
+  int32_t path_node = -1;  // its path: a node of DerivedFacts::op_paths (TraceData::op_paths while derived)
+  int32_t iteration = -1;
+  OpPass pass = OpPass::none;
+  bool tc_eligible = false;
 };
 struct GpuLinks {  // derived columns of one kernel, memcpy or memset
   int64_t api = -1, op = -1;

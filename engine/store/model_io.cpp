@@ -768,7 +768,7 @@ struct Writer {
       }
       std::string_view path = op.path_node >= 0 ? paths.add(spell(op.path_node)) : std::string_view("", 0);
       op_ins.i64(t).i64(at(b.range, op.range)).i64(op.pid).i64(op.tid).i64(op.start)
-          .i64(op.dur).i64(sid(b, op.name_id)).text(op.op_type).text(op.pass).i64(at(b.op, op.parent))
+          .i64(op.dur).i64(sid(b, op.name_id)).text(op.op_type).text(pass_text(op.pass)).i64(at(b.op, op.parent))
           .i64(int64_t{op.depth}).text(path).i64(iteration_col(op.iteration))
           .i64(int64_t{op.tc_eligible ? 1 : 0}).i64(op.gpu_time_ns).i64(op.kernel_count).i64(op.tc_time_ns).run();
     }

@@ -150,11 +150,11 @@ TEST(DeriveWorkload, FromOpsAndFramework) {
   EXPECT_EQ(classify_workload(t), "");  // a framework trace without ops cannot tell
   OpRec fwd;
   fwd.range = 0;
-  fwd.pass = "fwd";
+  fwd.pass = OpPass::fwd;
   t.ops.push_back(fwd);
   EXPECT_EQ(classify_workload(t), "inference");
   OpRec bwd = fwd;
-  bwd.pass = "bwd";
+  bwd.pass = OpPass::bwd;
   t.ops.push_back(bwd);
   EXPECT_EQ(classify_workload(t), "training");
   TraceData u;  // a library's NVTX ranges become ops, but no framework is named: plain CUDA code
