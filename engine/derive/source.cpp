@@ -195,9 +195,10 @@ void attribute_backward_ops(TraceData& t, std::vector<Pos>& src_at) {
   };
   auto forward_of = [&](size_t b) -> int64_t {
     const RangeRec& br = *range_of(b);
+    const ForwardOp key{br.pid, t.args(br).sequence_number, 0};
     // Not a structured binding: the lambdas below capture the bounds, which clang 14 (the fuzz
     // build's compiler) does not allow for structured bindings.
-    const auto candidates = std::equal_range(forward.begin(), forward.end(), ForwardOp{br.pid, t.args(br).sequence_number, 0},
+    const auto candidates = std::equal_range(forward.begin(), forward.end(), key,
                                              [](const ForwardOp& x, const ForwardOp& y) {
                                                return std::tie(x.pid, x.sequence_number) < std::tie(y.pid, y.sequence_number);
                                              });

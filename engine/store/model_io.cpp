@@ -720,7 +720,8 @@ struct Writer {
   // The ranges, once written, derived and linked (their rows are read by nothing after linked()).
   void release_ranges(TraceModel& m) {
     DerivedFacts& d = m.derived;
-    drop(range_ins, m.ranges, m.range_args, d.range_parent, d.range_depth, d.range_marker);  // collectives stay: bound texts
+    // The collectives stay: their texts are bound.
+    drop(range_ins, m.ranges, m.range_args, d.range_parent, d.range_depth, d.range_marker);
   }
 
   // OS runtime calls and CPU samples with their frames (schema/0007_host_activity.sql).
