@@ -152,14 +152,13 @@ void attribute_gpu_to_ops(TraceData& t) {
       op.op_type = "unassociated";
       op.pass = OpPass::other;
       op.path_node = t.op_paths.add_verbatim(name);  // "/" + name
-      op.start = start;
-      op.dur = end - start;
+      t.unassociated_spans[it->second] = {kNone, kNone, start, end - start};
       t.ops.push_back(std::move(op));
     } else {
-      auto& op = t.ops[static_cast<size_t>(it->second)];
-      int64_t op_end = std::max(op.start + op.dur, end);
-      op.start = std::min(op.start, start);
-      op.dur = op_end - op.start;
+      OpSpan& span = t.unassociated_spans[it->second];
+      int64_t op_end = std::max(span.start + span.dur, end);
+      span.start = std::min(span.start, start);
+      span.dur = op_end - span.start;
     }
     return it->second;
   };

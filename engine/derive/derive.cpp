@@ -61,12 +61,12 @@ void keep_range_results(const TraceData& t, TraceModel& m) {
   DerivedFacts& d = m.derived;
   d.range_parent.assign(m.ranges.size(), -1);
   d.range_depth.assign(m.ranges.size(), 0);
-  d.range_marker.assign(m.ranges.size(), std::string_view());
+  d.range_marker.assign(m.ranges.size(), MarkerKind::none);
   for (const auto& r : t.ranges) {
     auto i = static_cast<size_t>(r.id);
-    d.range_parent[i] = r.parent >= 0 ? t.ranges[static_cast<size_t>(r.parent)].id : -1;
+    d.range_parent[i] = r.parent >= 0 ? static_cast<int32_t>(t.ranges[static_cast<size_t>(r.parent)].id) : -1;
     d.range_depth[i] = r.depth;
-    d.range_marker[i] = marker_text(r.marker);
+    d.range_marker[i] = r.marker;
   }
 }
 
@@ -140,7 +140,7 @@ TraceData facts_of(TraceModel& m) {
   for (size_t i = 0; i < m.ranges.size(); ++i) {
     const RangeFact& f = m.ranges[i];
     RangeRec r;
-    r.id = static_cast<int64_t>(i);
+    r.id = static_cast<int32_t>(i);
     r.pid = f.pid;
     r.tid = f.tid;
     r.start = f.start_ns;
@@ -159,7 +159,7 @@ void add_activity_facts(TraceData& t, const TraceModel& m) {
   for (size_t i = 0; i < m.apis.size(); ++i) {
     const ApiFact& f = m.apis[i];
     ApiRec a;
-    a.id = static_cast<int64_t>(i);
+    a.id = static_cast<int32_t>(i);
     a.pid = f.pid;
     a.tid = f.tid;
     a.start = f.start_ns;
@@ -180,7 +180,7 @@ void add_activity_facts(TraceData& t, const TraceModel& m) {
     const KernelFact& k = m.kernels[i];
     GpuRec g;
     g.kind = GpuKind::kernel;
-    g.id = static_cast<int64_t>(i);
+    g.id = static_cast<int32_t>(i);
     g.device_id = k.device_id;
     g.stream_id = k.stream_id;
     g.pid = k.pid;
@@ -196,7 +196,7 @@ void add_activity_facts(TraceData& t, const TraceModel& m) {
       const CopyFact& c = rows[i];
       GpuRec g;
       g.kind = kind;
-      g.id = static_cast<int64_t>(i);
+      g.id = static_cast<int32_t>(i);
       g.device_id = c.device_id;
       g.stream_id = c.stream_id;
       g.pid = c.pid;
@@ -240,7 +240,7 @@ void keep_results(TraceData& t, std::vector<BreakdownRow>& breakdown, TraceModel
   DerivedFacts& d = m.derived;
   // TraceData's rows go as soon as their results are copied: the model, TraceData and the derived
   // facts are all in memory here, the peak of a whole run (the x20 tiled trace: ~115 MB less).
-  for (auto& op : t.ops) op.range = op.range >= 0 ? t.ranges[static_cast<size_t>(op.range)].id : -1;
+  for (auto& op : t.ops) op.range = op.range >= 0 ? static_cast<int32_t>(t.ranges[static_cast<size_t>(op.range)].id) : -1;
   release(t.ranges);
   d.api_op.assign(m.apis.size(), -1);
   d.api_iteration.assign(m.apis.size(), -1);
@@ -270,6 +270,7 @@ void keep_results(TraceData& t, std::vector<BreakdownRow>& breakdown, TraceModel
   d.sync_iteration.assign(m.syncs.size(), -1);
   for (const auto& s : t.syncs) d.sync_iteration[static_cast<size_t>(s.id)] = s.iteration;
   d.ops = std::move(t.ops);  // op.range is already the range's model position (above)
+  d.unassociated_spans = std::move(t.unassociated_spans);
   d.op_types = std::move(t.op_type_of_name);  // the nodes move with the map: op_type views stay valid
   d.op_paths = std::move(t.op_paths);          // kept texts move with the tree: label views stay valid
   for (size_t k = 0; k < t.iterations.size(); ++k) {

@@ -147,24 +147,24 @@ class NodeCreators {
     if (!ops_by_thread_) {
       ops_by_thread_.emplace();
       for (size_t o = 0; o < d_.ops.size(); ++o) {
-        const OpFact& op = d_.ops[o];
+        const OpSpan op = m_.op_span(static_cast<int64_t>(o));
         if (op.pid != kNone && op.tid != kNone && op.start != kNone && op.dur != kNone)
           (*ops_by_thread_)[{op.pid, op.tid}].push_back(o);
       }
       for (auto& [_, v] : *ops_by_thread_)
-        std::stable_sort(v.begin(), v.end(), [&](size_t a, size_t b) { return d_.ops[a].start < d_.ops[b].start; });
+        std::stable_sort(v.begin(), v.end(), [&](size_t a, size_t b) { return start_of(a) < start_of(b); });
     }
     auto it = ops_by_thread_->find({pid, tid});
     if (it == ops_by_thread_->end()) return -1;
     const auto& v = it->second;
-    auto up = std::upper_bound(v.begin(), v.end(), t, [&](int64_t x, size_t o) { return x < d_.ops[o].start; });
+    auto up = std::upper_bound(v.begin(), v.end(), t, [&](int64_t x, size_t o) { return x < start_of(o); });
     if (up == v.begin()) return -1;
     int64_t o = static_cast<int64_t>(*std::prev(up));
     for (int guard = 0; o >= 0 && static_cast<size_t>(o) < d_.ops.size() && guard < 4096; ++guard) {
-      const OpFact& op = d_.ops[static_cast<size_t>(o)];
+      const OpSpan op = m_.op_span(o);
       if (op.pid == pid && op.tid == tid && op.start != kNone && op.dur != kNone && op.start <= t && t <= op.start + op.dur)
         return o;
-      o = op.parent;
+      o = d_.ops[static_cast<size_t>(o)].parent;
     }
     return -1;
   }
@@ -175,6 +175,7 @@ class NodeCreators {
   std::unordered_map<int64_t, int64_t> any_pid_;           // node id -> event, -1 when several processes have it
   std::map<std::pair<int64_t, int64_t>, std::optional<NodeCreation>> resolved_;
   std::optional<std::map<std::pair<int64_t, int64_t>, std::vector<size_t>>> ops_by_thread_;
+  int64_t start_of(size_t op) const { return m_.op_span(static_cast<int64_t>(op)).start; }
 };
 
 class GraphDeriver {
@@ -374,10 +375,10 @@ class GraphDeriver {
         // them names as parent (its children start inside it, so inside the capture too).
         const std::vector<size_t>& ops = ops_of_thread(thread);
         auto lo = std::lower_bound(ops.begin(), ops.end(), w.start_ns,
-                                   [&](size_t o, int64_t t) { return d_.ops[o].start < t; });
+                                   [&](size_t o, int64_t t) { return start_of(o) < t; });
         std::vector<size_t> inside;
         std::set<int64_t> parents;
-        for (auto p = lo; p != ops.end() && d_.ops[*p].start < w.end_ns; ++p) {
+        for (auto p = lo; p != ops.end() && start_of(*p) < w.end_ns; ++p) {
           inside.push_back(*p);
           if (d_.ops[*p].parent >= 0) parents.insert(d_.ops[*p].parent);
         }
@@ -396,11 +397,11 @@ class GraphDeriver {
     if (!ops_by_thread_) {
       ops_by_thread_.emplace();
       for (size_t o = 0; o < d_.ops.size(); ++o) {
-        const OpFact& op = d_.ops[o];
+        const OpSpan op = m_.op_span(static_cast<int64_t>(o));
         if (op.pid != kNone && op.tid != kNone && op.start != kNone) (*ops_by_thread_)[{op.pid, op.tid}].push_back(o);
       }
       for (auto& [_, v] : *ops_by_thread_)
-        std::stable_sort(v.begin(), v.end(), [&](size_t a, size_t b) { return d_.ops[a].start < d_.ops[b].start; });
+        std::stable_sort(v.begin(), v.end(), [&](size_t a, size_t b) { return start_of(a) < start_of(b); });
     }
     static const std::vector<size_t> none;
     auto it = ops_by_thread_->find(thread);
@@ -416,6 +417,7 @@ class GraphDeriver {
   DerivedFacts& d_;
   NodeCreators creators_;
   std::optional<std::map<std::pair<int64_t, int64_t>, std::vector<size_t>>> ops_by_thread_;
+  int64_t start_of(size_t op) const { return m_.op_span(static_cast<int64_t>(op)).start; }
 };
 
 // ---------------------------------------------------------------- torch.compile
@@ -531,10 +533,11 @@ class CompiledDeriver {
       o.parent = f.parent;
       o.name_id = f.name_id;
       o.range = f.range;
-      o.pid = f.pid == kNone ? -1 : f.pid;
-      o.tid = f.tid == kNone ? -1 : f.tid;
-      o.start = f.start == kNone ? 0 : f.start;
-      o.end = o.start + (f.dur == kNone ? 0 : f.dur);
+      const OpSpan span = m_.op_span(static_cast<int64_t>(p));
+      o.pid = span.pid == kNone ? -1 : span.pid;
+      o.tid = span.tid == kNone ? -1 : span.tid;
+      o.start = span.start == kNone ? 0 : span.start;
+      o.end = o.start + (span.dur == kNone ? 0 : span.dur);
       if (f.iteration >= 0) o.iteration = f.iteration;
       position_[p] = static_cast<int64_t>(ops_.size());
       ops_.push_back(o);

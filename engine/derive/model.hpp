@@ -19,23 +19,22 @@
 namespace proflint {
 
 enum class RangeKind : uint8_t { cpu_op, user_annotation, gpu_user_annotation, python_function, nvtx, other };
-// Framework annotations that are not ops but give paths, passes and iterations their meaning.
-enum class MarkerKind : uint8_t { none, profiler_step, optimizer, dataloader };
 enum class GpuKind : uint8_t { kernel, memcpy, memset };
 
-// One range as the sweeps read it (88 bytes). The columns only one step or two read (external id,
+// One range as the sweeps read it (72 bytes). The columns only one step or two read (external id,
 // forward thread, sequence number, input types, call stack, module) stay in the model's RangeArgs,
 // TraceData::args(r): copying them made this 144 bytes, 30 MB more at derivation's peak on a
-// 10^6-row nsys export (533k ranges).
+// 10^6-row nsys export (533k ranges). Positions are 32-bit: a model holds fewer than 2^31 rows
+// of a kind (one more byte of input per row would make a 2 GiB trace).
 struct RangeRec {
-  int64_t id = 0;  // position in the model's ranges
   int64_t pid = kNone, tid = kNone;
   int64_t start = 0, end = 0;
   int64_t name_id = 0;
   int64_t op_name_id = 0;  // name of the op it becomes (emit_nvtx text stripped to 'aten::add')
+  int32_t id = 0;  // position in the model's ranges
   // derived
-  int64_t parent = -1;  // index of the enclosing range on the same thread
-  int64_t op = -1;      // index into TraceData::ops when the range is an op
+  int32_t parent = -1;  // index of the enclosing range on the same thread
+  int32_t op = -1;      // index into TraceData::ops when the range is an op
   int32_t depth = 0;
   RangeKind kind = RangeKind::other;
   MarkerKind marker = MarkerKind::none;
@@ -44,32 +43,32 @@ struct RangeRec {
   bool iteration_marker = false;  // the range delimits an iteration (ProfilerStep#N, key node, NVTX step)
 };
 
-struct ApiRec {
-  int64_t id = 0;
+struct ApiRec {  // 72 bytes
   int64_t pid = kNone, tid = kNone;
   int64_t start = 0, end = 0;
   int64_t name_id = 0;
   int64_t correlation_id = kNone, external_id = kNone;
+  int32_t id = 0;
   // derived
-  int64_t op = -1;  // index into ops
+  int32_t op = -1;  // index into ops
   int32_t iteration = -1;
   bool launches = false;  // some kernel/memcpy/memset correlates to it
 };
 
-struct GpuRec {  // 112 bytes
-  int64_t id = 0;
+struct GpuRec {  // 104 bytes
   int64_t device_id = kNone, stream_id = kNone, pid = kNone;
   int64_t start = 0, end = 0;
   int64_t name_id = kNone;  // kernels only
   int64_t correlation_id = kNone, external_id = kNone;
+  std::string_view category;  // kernels only (static storage)
+  int32_t id = 0;
   // derived
-  int64_t api = -1;  // index into apis
-  int64_t op = -1;   // index into ops
+  int32_t api = -1;  // index into apis
+  int32_t op = -1;   // index into ops
   int32_t iteration = -1;
   GpuKind kind = GpuKind::kernel;
   bool tensor_core = false;   // kernels only
   bool tensor_core_decided = false;  // the name decided tensor_core (else the op fallback may)
-  std::string_view category;  // kernels only (static storage)
 };
 
 struct SyncRec {
@@ -139,6 +138,7 @@ struct TraceData {
   // normalize_op_type once per op name (ops repeat names; a node map keeps the texts in place).
   std::unordered_map<int64_t, std::string> op_type_of_name;
   PathTree op_paths;  // the ops' paths (OpFact::path_node), moved into DerivedFacts with the ops
+  std::unordered_map<int64_t, OpSpan> unassociated_spans;  // DerivedFacts::unassociated_spans while derived
 
   // derived: source and module attribution (source.hpp), in the model's row positions
   std::vector<SourceFact> sources;
@@ -151,6 +151,16 @@ struct TraceData {
     const RangeFact& f = (range_facts ? *range_facts : own_range_facts)[static_cast<size_t>(r.id)];
     if (f.args < 0) return kNoRangeArgs;
     return (range_args ? *range_args : own_range_args)[static_cast<size_t>(f.args)];
+  }
+  // The thread and span of ops[op] (OpSpan) while `range` is a position in `ranges`.
+  OpSpan op_span(int64_t op) const {
+    const OpRec& o = ops[static_cast<size_t>(op)];
+    if (o.range >= 0) {
+      const RangeRec& r = ranges[static_cast<size_t>(o.range)];
+      return {r.pid, r.tid, r.start, r.end - r.start};
+    }
+    auto it = unassociated_spans.find(op);
+    return it != unassociated_spans.end() ? it->second : OpSpan{};
   }
   int64_t intern(std::string_view value) { return (names ? *names : own_names).intern(value); }
 };

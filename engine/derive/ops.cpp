@@ -99,16 +99,6 @@ MarkerKind classify_marker(std::string_view name) {
   return MarkerKind::none;
 }
 
-std::string_view marker_text(MarkerKind marker) {
-  switch (marker) {
-    case MarkerKind::profiler_step: return "profiler_step";
-    case MarkerKind::optimizer: return "optimizer";
-    case MarkerKind::dataloader: return "dataloader";
-    case MarkerKind::none: break;
-  }
-  return {};
-}
-
 bool is_backward_name(std::string_view name) {
   return contains(name, "Backward") || name.starts_with("autograd::engine::evaluate_function") ||
          contains(name, "AccumulateGrad");
@@ -288,7 +278,7 @@ void nest_ranges(TraceData& t) {
     // Normally the top contains r; with partially overlapping ranges look further down.
     for (size_t k = stack.size(); k-- > 0;) {
       if (ranges[stack[k]].end >= r.end) {
-        r.parent = static_cast<int64_t>(stack[k]);
+        r.parent = static_cast<int32_t>(stack[k]);
         r.depth = ranges[stack[k]].depth + 1;
         break;
       }
@@ -373,13 +363,13 @@ void build_ops(TraceData& t) {
       }
       if (becomes_op) {
         OpRec op;
-        op.range = static_cast<int64_t>(i);
+        op.range = static_cast<int32_t>(i);
         op.name_id = r.op_name_id;
         auto type = t.op_type_of_name.find(r.op_name_id);
         if (type == t.op_type_of_name.end())
           type = t.op_type_of_name.emplace(r.op_name_id, normalize_op_type(t.text(r.op_name_id))).first;
         op.op_type = type->second;
-        op.parent = f.op;
+        op.parent = static_cast<int32_t>(f.op);
         op.depth = f.op >= 0 ? t.ops[static_cast<size_t>(f.op)].depth + 1 : 0;
         op.path_node = f.path_node;  // kTop (path '') for a range of no path kind: none becomes an op
         op.iteration = iteration;
@@ -394,12 +384,8 @@ void build_ops(TraceData& t) {
         // sub-tree is part of that op (docs/derivation.md, "Tensor Core eligibility").
         int64_t enclosing_root = f.op >= 0 ? t.ops[static_cast<size_t>(f.op)].tc_root : -1;
         op.tc_eligible = enclosing_root < 0 && is_tc_eligible(op.op_type, types);
-        op.tc_root = op.tc_eligible ? static_cast<int64_t>(t.ops.size()) : enclosing_root;
-        op.pid = r.pid;
-        op.tid = r.tid;
-        op.start = r.start;
-        op.dur = r.end - r.start;
-        r.op = static_cast<int64_t>(t.ops.size());
+        op.tc_root = static_cast<int32_t>(op.tc_eligible ? static_cast<int64_t>(t.ops.size()) : enclosing_root);
+        r.op = static_cast<int32_t>(t.ops.size());
         f.op = r.op;
         t.ops.push_back(std::move(op));
       }

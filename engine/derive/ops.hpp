@@ -23,8 +23,6 @@ std::optional<std::string> framework_op_from_nvtx(std::string_view text);
 
 // ProfilerStep#N, Optimizer.step#… / Optimizer.zero_grad#… / optimizer.step, enumerate(DataLoader)#….
 MarkerKind classify_marker(std::string_view name);
-// The marker as stored in _range.marker ('' for none: NULL).
-std::string_view marker_text(MarkerKind marker);
 // 'Optimizer.step#SGD.step' or 'optimizer.step' (the end of a training step).
 bool is_optimizer_step(std::string_view name);
 // ProfilerStep#N -> N.

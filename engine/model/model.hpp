@@ -205,6 +205,13 @@ struct IssueFact {
   std::string example, location;
 };
 
+// Framework annotations that are not ops but give paths, passes and iterations their meaning
+// (DerivedFacts::range_marker); marker_text is what the store writes ('' = NULL).
+enum class MarkerKind : uint8_t { none, profiler_step, optimizer, dataloader };
+inline std::string_view marker_text(MarkerKind m) {
+  static constexpr std::array<std::string_view, 4> kTexts = {"", "profiler_step", "optimizer", "dataloader"};
+  return kTexts[static_cast<size_t>(m)];
+}
 // The pass an op ran in (op.pass); pass_text is what the store writes.
 enum class OpPass : uint8_t { none, fwd, bwd, optimizer, dataloader, other };
 inline std::string_view pass_text(OpPass p) {
@@ -215,23 +222,31 @@ inline std::string_view pass_text(OpPass p) {
 // What derivation adds (engine/derive/derive.hpp). Indexes are positions in the model's tables
 // (-1: none); the store turns them into ids when it writes. 120 bytes (an op per framework range:
 // 533k in the 10^6-row nsys export, at derivation's peak).
+// 80 bytes. An op does not copy its range's thread and span (op_span below reads them): 32 bytes
+// x 533k ops of a 10^6-row nsys export, and positions are 32-bit (a model holds fewer than 2^31
+// ranges and ops).
 struct OpFact {
-  int64_t range = -1;   // position in ranges; -1 for unassociated ops
   int64_t name_id = 0;  // TraceModel::strings (derivation may intern new names)
   std::string_view op_type;  // static text or DerivedFacts::op_types
-  int64_t parent = -1;  // position in ops
+  int64_t gpu_time_ns = 0, kernel_count = 0, tc_time_ns = 0;
+  int32_t range = -1;   // position in ranges; -1 for unassociated ops
+  int32_t parent = -1;  // position in ops
   // Tensor Core eligibility is counted once per eligible sub-tree: tc_eligible is set only on the
   // outermost eligible op (aten::conv2d, not also its convolution/_convolution/cudnn_convolution
   // children), and tc_root is that op for every op inside the sub-tree (-1 outside any; position
   // in ops, what GpuLinks::tc_op gives a kernel).
-  int64_t tc_root = -1;
-  int64_t gpu_time_ns = 0, kernel_count = 0, tc_time_ns = 0;
-  int64_t pid = kNone, tid = kNone, start = kNone, dur = kNone;
+  int32_t tc_root = -1;
   int32_t depth = 0;
   int32_t path_node = -1;  // its path: a node of DerivedFacts::op_paths (TraceData::op_paths while derived)
   int32_t iteration = -1;
   OpPass pass = OpPass::none;
   bool tc_eligible = false;
+};
+// An op's thread and host span (the _op table's pid, tid, start_ns, dur_ns): its range's, the
+// duration never negative; for an unassociated op (no range) the span of the runtime calls and GPU
+// work it gathers, on no thread.
+struct OpSpan {
+  int64_t pid = kNone, tid = kNone, start = kNone, dur = kNone;
 };
 struct GpuLinks {  // derived columns of one kernel, memcpy or memset
   int64_t api = -1, op = -1;
@@ -304,14 +319,17 @@ struct KernelCompiledFact {  // kernel_compiled
 
 struct DerivedFacts {
   bool done = false;
-  std::vector<int64_t> range_parent;  // per range: position of the enclosing range or -1
+  // Per range, 9 bytes: 25 with a 64-bit parent and the marker's text view, 8.5 MB more on a
+  // 10^6-row nsys export (533k ranges).
+  std::vector<int32_t> range_parent;  // per range: position of the enclosing range or -1
   std::vector<int32_t> range_depth;
-  std::vector<std::string_view> range_marker;  // per range: 'profiler_step', 'optimizer', 'dataloader' or '' (static text)
+  std::vector<MarkerKind> range_marker;
   std::vector<int64_t> api_op;
   std::vector<int32_t> api_iteration;
   std::vector<GpuLinks> kernels, memcpys, memsets;
   std::vector<int32_t> sync_iteration;
   std::vector<OpFact> ops;
+  std::unordered_map<int64_t, OpSpan> unassociated_spans;  // by position in ops: ops without a range
   std::unordered_map<int64_t, std::string> op_types;  // nodes stay put: OpFact::op_type views them
   PathTree op_paths;                                  // the ops' paths (OpFact::path_node)
   std::vector<IterationFact> iterations;
@@ -401,6 +419,16 @@ struct TraceModel {
   const std::string* label(int32_t id) const { return id > 0 ? &labels.text(id) : nullptr; }
   const RangeArgs& args_of(const RangeFact& r) const {
     return r.args >= 0 ? range_args[static_cast<size_t>(r.args)] : kNoRangeArgs;
+  }
+  // The thread and span of derived.ops[op] (OpSpan).
+  OpSpan op_span(int64_t op) const {
+    const OpFact& o = derived.ops[static_cast<size_t>(op)];
+    if (o.range >= 0) {
+      const RangeFact& r = ranges[static_cast<size_t>(o.range)];
+      return {r.pid, r.tid, r.start_ns, std::max<int64_t>(0, r.dur_ns)};
+    }
+    auto it = derived.unassociated_spans.find(op);
+    return it != derived.unassociated_spans.end() ? it->second : OpSpan{};
   }
   // Keeps `a` as `r`'s arguments when any is set (else r.args stays -1).
   void set_args(RangeFact& r, const RangeArgs& a) {

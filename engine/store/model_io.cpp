@@ -613,8 +613,8 @@ struct Writer {
           .i64(sid(b, a.module_id));
       if (ranges_derived) {
         range_ins.i64(at(b.range, d.range_parent[i])).i64(int64_t{d.range_depth[i]});
-        if (d.range_marker[i].empty()) range_ins.null();
-        else range_ins.text(d.range_marker[i]);
+        if (d.range_marker[i] == MarkerKind::none) range_ins.null();
+        else range_ins.text(marker_text(d.range_marker[i]));
       } else {
         range_ins.null().null().null();
       }
@@ -717,11 +717,16 @@ struct Writer {
     drop(api_ins, m.apis, d.api_op, d.api_iteration);
   }
 
-  // The ranges, once written, derived and linked (their rows are read by nothing after linked()).
+  // The ranges' arguments and derived columns, once written and linked (read by nothing after
+  // linked()). The ranges themselves stay until the ops are written (release_range_rows): an op's
+  // thread and span are its range's (TraceModel::op_span).
   void release_ranges(TraceModel& m) {
     DerivedFacts& d = m.derived;
     // The collectives stay: their texts are bound.
-    drop(range_ins, m.ranges, m.range_args, d.range_parent, d.range_depth, d.range_marker);
+    drop(range_ins, m.range_args, d.range_parent, d.range_depth, d.range_marker);
+  }
+  void release_range_rows(TraceModel& m) {
+    if (release) std::vector<RangeFact>().swap(m.ranges);
   }
 
   // OS runtime calls and CPU samples with their frames (schema/0007_host_activity.sql).
@@ -768,8 +773,9 @@ struct Writer {
         paths.clear();
       }
       std::string_view path = op.path_node >= 0 ? paths.add(spell(op.path_node)) : std::string_view("", 0);
-      op_ins.i64(t).i64(at(b.range, op.range)).i64(op.pid).i64(op.tid).i64(op.start)
-          .i64(op.dur).i64(sid(b, op.name_id)).text(op.op_type).text(pass_text(op.pass)).i64(at(b.op, op.parent))
+      const OpSpan span = m.op_span(static_cast<int64_t>(i));
+      op_ins.i64(t).i64(at(b.range, op.range)).i64(span.pid).i64(span.tid).i64(span.start)
+          .i64(span.dur).i64(sid(b, op.name_id)).text(op.op_type).text(pass_text(op.pass)).i64(at(b.op, op.parent))
           .i64(int64_t{op.depth}).text(path).i64(iteration_col(op.iteration))
           .i64(int64_t{op.tc_eligible ? 1 : 0}).i64(op.gpu_time_ns).i64(op.kernel_count).i64(op.tc_time_ns).run();
     }
@@ -1015,7 +1021,10 @@ void ModelWrite::finish(const JobFacts* jobs, bool index) {
       w.api_calls(*st.models[i], st.bases[i]);
       w.release_ranges(*st.models[i]);
     }
-    for (size_t i = 0; i < st.models.size(); ++i) w.derived(*st.models[i], st.bases[i]);
+    for (size_t i = 0; i < st.models.size(); ++i) {
+      w.derived(*st.models[i], st.bases[i]);
+      w.release_range_rows(*st.models[i]);
+    }
     if (jobs) w.jobs(*jobs, st.bases);
     w.flush();
     st.w.reset();
@@ -1030,7 +1039,10 @@ void ModelWrite::finish(const JobFacts* jobs, bool index) {
     for (TraceModel* m : st.models) w.release_ranges(*m);
     auto side_share = [&] {
       StepClock clock;  // PROFLINT_TIMINGS: each database's write and indexes
-      for (size_t i = 0; i < st.models.size(); ++i) w.derived_side(*st.models[i], st.bases[i]);
+      for (size_t i = 0; i < st.models.size(); ++i) {
+        w.derived_side(*st.models[i], st.bases[i]);
+        w.release_range_rows(*st.models[i]);  // the other share reads none (release_ranges)
+      }
       w.flush_side();
       exec(st.side, "COMMIT");
       clock.lap("write_side");
