@@ -125,6 +125,25 @@ class TraceBuilder {
 
 using Strings = std::vector<std::string>;
 
+// An op's thread and span are its range's (TraceModel::op_span reads them, OpFact keeps no copy);
+// an unassociated op's span covers the calls and work it gathers, on no thread.
+TEST(DeriveStore, OpSpansComeFromRangesOrWhatTheyGather) {
+  TraceBuilder b;
+  b.range(3, 100, 400, "aten::linear", "cpu_op", {}, {}, 9);
+  b.api(1, 600, 10, 11);  // outside any op: unassociated:cudaLaunchKernel from 600 ...
+  b.kernel(700, 50, "void at::native::vectorized_elementwise_kernel<4>()", 11);
+  b.api(1, 900, 30, 12);  // ... to 930
+  b.kernel(950, 50, "void at::native::vectorized_elementwise_kernel<4>()", 12);
+  b.kernel(1200, 20, "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", 99);  // launch not captured
+  b.kernel(1100, 30, "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", 98);
+  b.derive();
+  EXPECT_EQ(b.column("SELECT pid || ' ' || tid || ' ' || start_ns || ' ' || dur_ns FROM op WHERE name = 'aten::linear'"),
+            (Strings{"9 3 100 400"}));
+  EXPECT_EQ(b.column("SELECT coalesce(pid, 'null') || ' ' || coalesce(tid, 'null') || ' ' || start_ns || ' ' || dur_ns "
+                     "FROM op WHERE range_id IS NULL ORDER BY name"),
+            (Strings{"null null 1100 120", "null null 600 330"}));
+}
+
 TEST(DeriveStore, CorrelatesKernelsToApiCallsAndInnermostOps) {
   TraceBuilder b;
   b.range(1, 0, 1000, "ProfilerStep#1", "user_annotation");
