@@ -152,16 +152,6 @@ struct TraceData {
     if (f.args < 0) return kNoRangeArgs;
     return (range_args ? *range_args : own_range_args)[static_cast<size_t>(f.args)];
   }
-  // The thread and span of ops[op] (OpSpan) while `range` is a position in `ranges`.
-  OpSpan op_span(int64_t op) const {
-    const OpRec& o = ops[static_cast<size_t>(op)];
-    if (o.range >= 0) {
-      const RangeRec& r = ranges[static_cast<size_t>(o.range)];
-      return {r.pid, r.tid, r.start, r.end - r.start};
-    }
-    auto it = unassociated_spans.find(op);
-    return it != unassociated_spans.end() ? it->second : OpSpan{};
-  }
   int64_t intern(std::string_view value) { return (names ? *names : own_names).intern(value); }
 };
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -101,12 +102,21 @@ class StringTable {
 
 // Fact rows as kept in the model: the importer's rows with texts interned (name ids into
 // TraceModel::strings, short enum-like texts as label ids into TraceModel::labels, 0 = NULL).
-struct KernelFact {
+// A kernel's launch configuration as the _kernel table has it: grid x/y/z, block x/y/z, registers
+// per thread, shared memory bytes (kNone = NULL).
+using LaunchConfig = std::array<int64_t, 8>;
+inline constexpr LaunchConfig kNoLaunchConfig = {kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone};
+struct KernelFact {  // 96 bytes
   int64_t device_id = kNone, stream_id = kNone, pid = kNone;
   int64_t start_ns = 0, dur_ns = 0, name_id = 0;
   int64_t correlation_id = kNone, external_id = kNone;
-  int64_t grid_x = kNone, grid_y = kNone, grid_z = kNone, block_x = kNone, block_y = kNone, block_z = kNone;
-  int64_t registers_per_thread = kNone, shared_memory_bytes = kNone;
+  // The launch configuration in 32 bits a value (TraceModel::launch_of/set_launch): 32 bytes less
+  // a kernel (7 MB on a 10^6-row nsys export). kLaunchNull is NULL; a configuration with a value
+  // outside 32 bits (a malformed profile's) is kept whole in TraceModel::wide_launches and marked
+  // kLaunchWide here.
+  static constexpr int32_t kLaunchNull = INT32_MIN, kLaunchWide = INT32_MIN + 1;
+  std::array<int32_t, 8> launch = {kLaunchNull, kLaunchNull, kLaunchNull, kLaunchNull,
+                                   kLaunchNull, kLaunchNull, kLaunchNull, kLaunchNull};
 };
 struct CopyFact {  // _memcpy and _memset rows (memsets leave src/dst kinds 0)
   int64_t device_id = kNone, stream_id = kNone, pid = kNone;
@@ -396,6 +406,7 @@ struct TraceModel {
   std::vector<NamedRow> processes, threads;
   std::vector<StreamFact> streams;
   std::vector<KernelFact> kernels;
+  std::unordered_map<size_t, LaunchConfig> wide_launches;  // by kernel position (KernelFact::launch)
   std::vector<CopyFact> memcpys, memsets;
   std::vector<ApiFact> apis;
   std::vector<RangeFact> ranges;
@@ -419,6 +430,29 @@ struct TraceModel {
   const std::string* label(int32_t id) const { return id > 0 ? &labels.text(id) : nullptr; }
   const RangeArgs& args_of(const RangeFact& r) const {
     return r.args >= 0 ? range_args[static_cast<size_t>(r.args)] : kNoRangeArgs;
+  }
+  // The launch configuration of kernels[k].
+  LaunchConfig launch_of(size_t k) const {
+    const auto& packed = kernels[k].launch;
+    if (packed[0] == KernelFact::kLaunchWide) return wide_launches.at(k);
+    LaunchConfig c;
+    for (size_t i = 0; i < c.size(); ++i) c[i] = packed[i] == KernelFact::kLaunchNull ? kNone : packed[i];
+    return c;
+  }
+  // Sets the launch configuration of kernels[k].
+  void set_launch(size_t k, const LaunchConfig& c) {
+    auto& packed = kernels[k].launch;
+    bool narrow = std::all_of(c.begin(), c.end(), [](int64_t v) {
+      return v == kNone || (v > KernelFact::kLaunchWide && v <= INT32_MAX);
+    });
+    if (!narrow) {
+      packed.fill(KernelFact::kLaunchNull);
+      packed[0] = KernelFact::kLaunchWide;
+      wide_launches[k] = c;
+      return;
+    }
+    wide_launches.erase(k);
+    for (size_t i = 0; i < c.size(); ++i) packed[i] = c[i] == kNone ? KernelFact::kLaunchNull : static_cast<int32_t>(c[i]);
   }
   // The thread and span of derived.ops[op] (OpSpan).
   OpSpan op_span(int64_t op) const {

@@ -137,15 +137,10 @@ bool FactSink::add_kernel(const KernelRow& r) {
   k.dur_ns = r.dur_ns;
   k.correlation_id = or_none(r.correlation_id);
   k.external_id = or_none(r.external_id);
-  k.grid_x = or_none(r.grid_x);
-  k.grid_y = or_none(r.grid_y);
-  k.grid_z = or_none(r.grid_z);
-  k.block_x = or_none(r.block_x);
-  k.block_y = or_none(r.block_y);
-  k.block_z = or_none(r.block_z);
-  k.registers_per_thread = or_none(r.registers_per_thread);
-  k.shared_memory_bytes = or_none(r.shared_memory_bytes);
   model_.kernels.push_back(k);
+  model_.set_launch(model_.kernels.size() - 1,
+                    {or_none(r.grid_x), or_none(r.grid_y), or_none(r.grid_z), or_none(r.block_x), or_none(r.block_y),
+                     or_none(r.block_z), or_none(r.registers_per_thread), or_none(r.shared_memory_bytes)});
   return true;
 }
 

@@ -655,8 +655,8 @@ struct Writer {
     for (size_t i = 0; i < m.kernels.size(); ++i) {
       const KernelFact& k = m.kernels[i];
       kernel_ins.i64(t).i64(k.device_id).i64(k.stream_id).i64(k.pid).i64(k.start_ns)
-          .i64(k.dur_ns).i64(sid(b, k.name_id)).i64(k.correlation_id).i64(k.external_id).i64(k.grid_x).i64(k.grid_y)
-          .i64(k.grid_z).i64(k.block_x).i64(k.block_y).i64(k.block_z).i64(k.registers_per_thread).i64(k.shared_memory_bytes);
+          .i64(k.dur_ns).i64(sid(b, k.name_id)).i64(k.correlation_id).i64(k.external_id);
+      for (int64_t v : m.launch_of(i)) kernel_ins.i64(v);
       if (derived) {
         const GpuLinks& g = d.kernels[i];
         kernel_ins.i64(at(b.api, g.api)).i64(at(b.op, g.op)).i64(iteration_col(g.iteration)).i64(int64_t{g.tensor_core})
@@ -667,7 +667,7 @@ struct Writer {
       kernel_ins.run();
     }
     expect_ids(kernel_ins, "_kernel", b.kernel, m.kernels.size());
-    drop(kernel_ins, m.kernels, d.kernels);
+    drop(kernel_ins, m.kernels, m.wide_launches, d.kernels);
     auto copies = [&](Stmt& ins, const std::vector<CopyFact>& rows, const std::vector<GpuLinks>& links, bool memcpy) {
       for (size_t i = 0; i < rows.size(); ++i) {
         const CopyFact& c = rows[i];
@@ -1214,12 +1214,13 @@ std::vector<TraceModel> load_model(Store& store, std::vector<bool>* was_derived)
       while (g.step()) graph_ids.emplace(g.col(0), std::pair{g.col(1), g.col(2)});
     }
     while (q.step()) {
-      KernelFact k{q.col(1), q.col(2), q.col(3), q.col(4), q.col(5), sid(q.col(6)), q.col(7), q.col(8), q.col(9),
-                   q.col(10), q.col(11), q.col(12), q.col(13), q.col(14), q.col(15), q.col(16)};
+      KernelFact k{q.col(1), q.col(2), q.col(3), q.col(4), q.col(5), sid(q.col(6)), q.col(7), q.col(8)};
       TraceModel& m = model_of(q.col(0));
       if (auto it = graph_ids.find(q.col(17)); it != graph_ids.end())
         m.kernel_graph_nodes.push_back({static_cast<int64_t>(m.kernels.size()), it->second.first, it->second.second});
       m.kernels.push_back(k);
+      m.set_launch(m.kernels.size() - 1,
+                   {q.col(9), q.col(10), q.col(11), q.col(12), q.col(13), q.col(14), q.col(15), q.col(16)});
     }
   }
   {

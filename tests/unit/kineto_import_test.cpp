@@ -302,6 +302,21 @@ TEST_F(KinetoImport, DisplayTimeUnitNsDoesNotChangeUnits) {
   EXPECT_EQ(text("SELECT start_ns || ' ' || dur_ns FROM range"), "1712195495519689000 63813");
 }
 
+// The model keeps a kernel's launch configuration in 32 bits a value (KernelFact::launch); values
+// beyond that, and NULLs, still reach the store as the profile has them.
+TEST_F(KinetoImport, LaunchConfigurationKeptExactly) {
+  import("launch.json", R"({"schemaVersion": 1, "traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "k_narrow", "pid": 1, "tid": 7, "ts": 100, "dur": 5,
+     "args": {"device": 0, "stream": 7, "correlation": 1, "grid": [2147483647, 1, 3], "block": [256, 2, 1], "shared memory": 0}},
+    {"ph": "X", "cat": "kernel", "name": "k_wide", "pid": 1, "tid": 7, "ts": 200, "dur": 5,
+     "args": {"device": 0, "stream": 7, "correlation": 2, "grid": [5000000000, 1, 1], "block": [-2147483648, 1, 1],
+              "registers per thread": 32}}]})");
+  EXPECT_EQ(column("SELECT name || ':' || grid_x || ',' || grid_y || ',' || grid_z || ',' || block_x || ',' || block_y || ',' || "
+                   "block_z || ',' || coalesce(registers_per_thread, 'null') || ',' || coalesce(shared_memory_bytes, 'null') "
+                   "FROM kernel ORDER BY start_ns"),
+            "k_narrow:2147483647,1,3,256,2,1,null,0|k_wide:5000000000,1,1,-2147483648,1,1,32,null");
+}
+
 TEST_F(KinetoImport, AmdTraceWithEmptyDeviceNames) {
   import("amd.json", R"JSON({"schemaVersion": 1, "deviceProperties": [
       {"id": 0, "name": "", "totalGlobalMem": 68702699520, "computeMajor": 9, "computeMinor": 0, "numSms": 104},
