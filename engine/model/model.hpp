@@ -39,11 +39,11 @@ inline int64_t or_none(const opt_i64& v) { return v ? *v : kNone; }
 class StringTable {
  public:
   int64_t intern(std::string_view text) {
-    size_t h = hash(text);
+    uint32_t h = hash(text);
     size_t at = probe(text, h);
     if (slots_[at].id != 0) return slots_[at].id;
     texts_.emplace_back(text);
-    int64_t id = static_cast<int64_t>(texts_.size());
+    auto id = static_cast<uint32_t>(texts_.size());
     slots_[at] = {h, id};
     if (texts_.size() > max_load()) grow(slots_.size() * 2);
     return id;
@@ -71,14 +71,17 @@ class StringTable {
   }
 
  private:
+  // 8 bytes: the hash's low 32 bits place a text in tables of up to 2^32 slots, and a table of
+  // 2^32 texts would need 128 GiB for the strings alone (16-byte slots were 8 MB on an nsys export
+  // with 266k distinct NVTX texts).
   struct Slot {
-    size_t hash = 0;
-    int64_t id = 0;  // 0: empty
+    uint32_t hash = 0;
+    uint32_t id = 0;  // 0: empty
   };
-  static size_t hash(std::string_view s) { return std::hash<std::string_view>{}(s); }
+  static uint32_t hash(std::string_view s) { return static_cast<uint32_t>(std::hash<std::string_view>{}(s)); }
   size_t max_load() const { return slots_.size() / 4 * 3; }
   // The slot holding `text`, or the empty slot where it would go.
-  size_t probe(std::string_view text, size_t h) const {
+  size_t probe(std::string_view text, uint32_t h) const {
     size_t mask = slots_.size() - 1;
     for (size_t at = h & mask;; at = (at + 1) & mask) {
       const Slot& s = slots_[at];
@@ -100,12 +103,12 @@ class StringTable {
   std::vector<Slot> slots_ = std::vector<Slot>(16);  // a power of two, at most 3/4 full
 };
 
-// Fact rows as kept in the model: the importer's rows with texts interned (name ids into
-// TraceModel::strings, short enum-like texts as label ids into TraceModel::labels, 0 = NULL).
 // A kernel's launch configuration as the _kernel table has it: grid x/y/z, block x/y/z, registers
 // per thread, shared memory bytes (kNone = NULL).
 using LaunchConfig = std::array<int64_t, 8>;
-inline constexpr LaunchConfig kNoLaunchConfig = {kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone};
+
+// Fact rows as kept in the model: the importer's rows with texts interned (name ids into
+// TraceModel::strings, short enum-like texts as label ids into TraceModel::labels, 0 = NULL).
 struct KernelFact {  // 96 bytes
   int64_t device_id = kNone, stream_id = kNone, pid = kNone;
   int64_t start_ns = 0, dur_ns = 0, name_id = 0;
