@@ -382,9 +382,9 @@ void build_ops(TraceData& t) {
         if (int64_t id = t.args(r).input_types_id; id != kNone) types = t.text(id);
         // Counted once, at the outermost eligible op: an eligible op inside an eligible op's
         // sub-tree is part of that op (docs/derivation.md, "Tensor Core eligibility").
-        int64_t enclosing_root = f.op >= 0 ? t.ops[static_cast<size_t>(f.op)].tc_root : -1;
+        int32_t enclosing_root = f.op >= 0 ? t.ops[static_cast<size_t>(f.op)].tc_root : -1;
         op.tc_eligible = enclosing_root < 0 && is_tc_eligible(op.op_type, types);
-        op.tc_root = static_cast<int32_t>(op.tc_eligible ? static_cast<int64_t>(t.ops.size()) : enclosing_root);
+        op.tc_root = op.tc_eligible ? static_cast<int32_t>(t.ops.size()) : enclosing_root;
         r.op = static_cast<int32_t>(t.ops.size());
         f.op = r.op;
         t.ops.push_back(std::move(op));

@@ -204,7 +204,6 @@ void attribute_backward_ops(TraceData& t, std::vector<Pos>& src_at) {
                                              });
     const auto first = candidates.first, last = candidates.second;
     if (first == last) return -1;
-    const RangeRec& bop = br;
     auto inside_another = [&](size_t f) {
       for (int64_t p = t.ops[f].parent, guard = 0; p >= 0 && guard < 4096; p = t.ops[static_cast<size_t>(p)].parent, ++guard)
         if (std::any_of(first, last, [&](const ForwardOp& c) { return c.op == static_cast<size_t>(p); })) return true;
@@ -217,12 +216,12 @@ void attribute_backward_ops(TraceData& t, std::vector<Pos>& src_at) {
     for (auto c = first; c != last; ++c) {
       size_t f = c->op;
       const RangeRec& fop = *range_of(f);  // forward holds ops with ranges only
-      if (fop.start > bop.start) continue;
+      if (fop.start > br.start) continue;
       if (inside_another(f)) continue;
       auto [at, fresh] = best.emplace(fop.tid, f);
       if (!fresh && fop.start >= range_of(at->second)->start) at->second = f;
     }
-    if (best.size() > 1) best.erase(bop.tid);
+    if (best.size() > 1) best.erase(br.tid);
     if (best.size() != 1) return -1;
     return static_cast<int64_t>(best.begin()->second);
   };

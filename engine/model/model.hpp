@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <array>
-#include <climits>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -454,7 +453,7 @@ struct TraceModel {
       wide_launches[k] = c;
       return;
     }
-    wide_launches.erase(k);
+    if (!wide_launches.empty()) wide_launches.erase(k);  // a replaced wide one (loads start empty)
     for (size_t i = 0; i < c.size(); ++i) packed[i] = c[i] == kNone ? KernelFact::kLaunchNull : static_cast<int32_t>(c[i]);
   }
   // The thread and span of derived.ops[op] (OpSpan).
