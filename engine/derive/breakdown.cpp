@@ -72,19 +72,23 @@ std::vector<BreakdownRow> compute_breakdown(const TraceData& t) {
       if (r.marker == MarkerKind::dataloader) intervals.add(r.start, r.end, kDataloader);
       else if (counts_as_cpu(r)) intervals.add(r.start, r.end, kCpu);
     }
-    PrioritySweep sweep(std::move(intervals), kIdle);
+    // The windows, then the steady-state span of the device (after start-up, startup.hpp), from
+    // one walk over its intervals.
+    std::vector<Interval> spans;
+    std::vector<int64_t> iterations;
     for (const auto& [iteration, window] : windows) {
-      auto totals = sweep.totals(window);
-      for (size_t c = 0; c < kBreakdownCategories.size(); ++c)
-        rows.push_back({device, iteration, kBreakdownCategories[c], totals[c]});
+      spans.push_back(window);
+      iterations.push_back(iteration);
     }
-    // The steady-state span of the device (after start-up, startup.hpp), from the same sweep.
     for (const auto& st : t.steady) {
       if (st.device_id != device) continue;
-      auto totals = sweep.totals({st.steady_start, st.window_end});
-      for (size_t c = 0; c < kBreakdownCategories.size(); ++c)
-        rows.push_back({device, kSteadyStateRows, kBreakdownCategories[c], totals[c]});
+      spans.push_back({st.steady_start, st.window_end});
+      iterations.push_back(kSteadyStateRows);
     }
+    auto totals = PrioritySweep::totals_per_window(std::move(intervals), kIdle, spans);
+    for (size_t w = 0; w < spans.size(); ++w)
+      for (size_t c = 0; c < kBreakdownCategories.size(); ++c)
+        rows.push_back({device, iterations[w], kBreakdownCategories[c], totals[w][c]});
   }
   return rows;
 }

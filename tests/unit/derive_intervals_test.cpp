@@ -120,6 +120,40 @@ TEST(DeriveIntervals, PrioritySweepMatchesTheOwnerOfEveryInstant) {
   }
 }
 
+// The breakdown's one walk (totals_per_window) gives for every window what totals() of a stored
+// sweep gives: windows overlapping, nested, empty, inverted, in any order, before and after every
+// interval; and windows that start inside a segment.
+TEST(DeriveIntervals, TotalsPerWindowAreTheStoredSweepsTotals) {
+  uint64_t x = 4242;
+  auto next = [&] { x = x * 6364136223846793005ULL + 1442695040888963407ULL; return static_cast<int64_t>(x >> 40); };
+  for (int round = 0; round < 30; ++round) {
+    PrioritySweep::Builder b(5), copy(5);
+    std::vector<CategorizedInterval> v;
+    for (int i = 0; i < 300; ++i) {
+      int64_t s = next() % 5000, len = next() % 200 - 10;
+      int category = static_cast<int>(next() % 5);
+      v.push_back({s, s + len, category});
+      b.add(s, s + len, category);
+    }
+    std::vector<Interval> windows = {{-100, 6000}, {0, 0}, {300, 200}, {7000, 8000}, {-50, -10}};
+    for (int w = 0; w < 40; ++w) {
+      int64_t a = next() % 6000 - 500;
+      windows.push_back({a, a + next() % 1500});
+    }
+    PrioritySweep stored(v, 5, 5);
+    auto got = PrioritySweep::totals_per_window(std::move(b), 5, windows);
+    ASSERT_EQ(got.size(), windows.size());
+    int64_t busy = 0;
+    for (size_t w = 0; w < windows.size(); ++w) {
+      EXPECT_EQ(got[w], stored.totals(windows[w])) << "round " << round << " window " << w;
+      if (w == 0) busy = sum(got[w]) - got[w][5];
+    }
+    EXPECT_GT(busy, 0);  // the intervals were counted, not only idle time
+  }
+  auto none = PrioritySweep::totals_per_window(PrioritySweep::Builder(2), 2, {{0, 7}});
+  EXPECT_EQ(none[0], (std::vector<int64_t>{0, 0, 7}));
+}
+
 }  // namespace
 }  // namespace proflint
 
