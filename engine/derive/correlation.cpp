@@ -143,13 +143,15 @@ void attribute_api_to_ops(TraceData& t) {
 void attribute_gpu_to_ops(TraceData& t) {
   const OpsByExternalId ext_map(t);
   std::unordered_map<std::string, int64_t> unassociated;
+  int32_t unassociated_type = -1;  // its position in t.op_types once one is made
   auto unassociated_op = [&](const std::string& what, int64_t start, int64_t end) {
     std::string name = "unassociated:" + what;
     auto [it, inserted] = unassociated.emplace(name, static_cast<int64_t>(t.ops.size()));
     if (inserted) {
       OpRec op;
-      op.name_id = t.intern(name);
-      op.op_type = "unassociated";
+      op.name_id = static_cast<int32_t>(t.intern(name));
+      if (unassociated_type < 0) unassociated_type = t.add_op_type("unassociated");
+      op.op_type = unassociated_type;
       op.pass = OpPass::other;
       op.path_node = t.op_paths.add_verbatim(name);  // "/" + name
       t.unassociated_spans[it->second] = {kNone, kNone, start, end - start};

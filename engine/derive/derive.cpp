@@ -271,7 +271,7 @@ void keep_results(TraceData& t, std::vector<BreakdownRow>& breakdown, TraceModel
   for (const auto& s : t.syncs) d.sync_iteration[static_cast<size_t>(s.id)] = s.iteration;
   d.ops = std::move(t.ops);  // op.range is already the range's model position (above)
   d.unassociated_spans = std::move(t.unassociated_spans);
-  d.op_types = std::move(t.op_type_of_name);  // the nodes move with the map: op_type views stay valid
+  d.op_types = std::move(t.op_types);
   d.op_paths = std::move(t.op_paths);          // kept texts move with the tree: label views stay valid
   for (size_t k = 0; k < t.iterations.size(); ++k) {
     auto& it = t.iterations[k];

@@ -21,16 +21,16 @@ namespace proflint {
 enum class RangeKind : uint8_t { cpu_op, user_annotation, gpu_user_annotation, python_function, nvtx, other };
 enum class GpuKind : uint8_t { kernel, memcpy, memset };
 
-// One range as the sweeps read it (72 bytes). The columns only one step or two read (external id,
+// One range as the sweeps read it (64 bytes). The columns only one step or two read (external id,
 // forward thread, sequence number, input types, call stack, module) stay in the model's RangeArgs,
 // TraceData::args(r): copying them made this 144 bytes, 30 MB more at derivation's peak on a
-// 10^6-row nsys export (533k ranges). Positions are 32-bit: a model holds fewer than 2^31 rows
-// of a kind (one more byte of input per row would make a 2 GiB trace).
+// 10^6-row nsys export (533k ranges). Positions and text ids are 32-bit: a model holds fewer than
+// 2^31 rows or texts of a kind (one more byte of input per row would make a 2 GiB trace).
 struct RangeRec {
   int64_t pid = kNone, tid = kNone;
   int64_t start = 0, end = 0;
-  int64_t name_id = 0;
-  int64_t op_name_id = 0;  // name of the op it becomes (emit_nvtx text stripped to 'aten::add')
+  int32_t name_id = 0;
+  int32_t op_name_id = 0;  // name of the op it becomes (emit_nvtx text stripped to 'aten::add')
   int32_t id = 0;  // position in the model's ranges
   // derived
   int32_t parent = -1;  // index of the enclosing range on the same thread
@@ -42,6 +42,8 @@ struct RangeRec {
   bool op_candidate = false;      // becomes an op row unless it turns out to be an iteration marker
   bool iteration_marker = false;  // the range delimits an iteration (ProfilerStep#N, key node, NVTX step)
 };
+
+static_assert(sizeof(RangeRec) <= 64);
 
 struct ApiRec {  // 72 bytes
   int64_t pid = kNone, tid = kNone;
@@ -55,12 +57,12 @@ struct ApiRec {  // 72 bytes
   bool launches = false;  // some kernel/memcpy/memset correlates to it
 };
 
-struct GpuRec {  // 104 bytes
+struct GpuRec {  // 96 bytes
   int64_t device_id = kNone, stream_id = kNone, pid = kNone;
   int64_t start = 0, end = 0;
-  int64_t name_id = kNone;  // kernels only
   int64_t correlation_id = kNone, external_id = kNone;
   std::string_view category;  // kernels only (static storage)
+  int32_t name_id = -1;  // kernels only (-1: none)
   int32_t id = 0;
   // derived
   int32_t api = -1;  // index into apis
@@ -71,6 +73,8 @@ struct GpuRec {  // 104 bytes
   bool tensor_core_decided = false;  // the name decided tensor_core (else the op fallback may)
 };
 
+static_assert(sizeof(GpuRec) <= 96);
+
 struct SyncRec {
   int64_t id = 0;
   int64_t start = 0;
@@ -80,7 +84,7 @@ struct SyncRec {
 // Ops are built as the model's rows (engine/model/model.hpp): keep_results moves the list into
 // DerivedFacts instead of copying 470k rows beside it (x20 tiled trace). Until then `range` is an
 // index into TraceData::ranges (-1 for unassociated ops), `parent` and `tc_root` indexes into
-// TraceData::ops, and op_type static text or a view into TraceData::op_type_of_name.
+// TraceData::ops, and op_type a position in TraceData::op_types.
 using OpRec = OpFact;
 
 // Where start-up ends and steady state begins on one device (see startup.hpp).
@@ -135,8 +139,13 @@ struct TraceData {
   const std::vector<RangeArgs>* range_args = nullptr;
   std::vector<RangeFact> own_range_facts;
   std::vector<RangeArgs> own_range_args;
-  // normalize_op_type once per op name (ops repeat names; a node map keeps the texts in place).
-  std::unordered_map<int64_t, std::string> op_type_of_name;
+  // normalize_op_type once per op name (ops repeat names): its position in op_types.
+  std::unordered_map<int64_t, int32_t> op_type_of_name;
+  std::vector<std::string> op_types;  // OpFact::op_type's texts, moved into DerivedFacts with the ops
+  int32_t add_op_type(std::string text) {
+    op_types.push_back(std::move(text));
+    return static_cast<int32_t>(op_types.size() - 1);
+  }
   PathTree op_paths;  // the ops' paths (OpFact::path_node), moved into DerivedFacts with the ops
   std::unordered_map<int64_t, OpSpan> unassociated_spans;  // DerivedFacts::unassociated_spans while derived
 

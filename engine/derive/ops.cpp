@@ -201,16 +201,16 @@ std::string_view utf8_prefix(std::string_view text, size_t n) {
 // The label a range gives its path: its name, or for names over kMaxPathLabelBytes the first
 // bytes, "…#" and a digest of the whole name, kept by the path tree. Cached per name id: a long
 // name is hashed once.
-std::string_view path_label(TraceData& t, int64_t label_id, std::unordered_map<int64_t, std::string_view>& long_labels) {
+// The tree's label for the name `label_id` (PathTree::label), looked up once per name.
+int32_t path_label(TraceData& t, int64_t label_id, std::unordered_map<int64_t, int32_t>& labels) {
+  auto it = labels.find(label_id);
+  if (it != labels.end()) return it->second;
   const std::string& name = t.text(label_id);
-  if (name.size() <= kMaxPathLabelBytes) return name;
-  auto it = long_labels.find(label_id);
-  if (it == long_labels.end())
-    it = long_labels
-             .emplace(label_id, t.op_paths.keep(std::string(utf8_prefix(name, kMaxPathLabelBytes - 20)) + "\u2026#" +
-                                                path_digest(name)))
-             .first;
-  return it->second;
+  int32_t label = name.size() <= kMaxPathLabelBytes
+                      ? t.op_paths.label(name)
+                      : t.op_paths.label(std::string(utf8_prefix(name, kMaxPathLabelBytes - 20)) + "\u2026#" + path_digest(name));
+  labels.emplace(label_id, label);
+  return label;
 }
 
 bool is_path_kind(RangeKind k) { return k != RangeKind::python_function && k != RangeKind::gpu_user_annotation; }
@@ -303,6 +303,10 @@ bool is_backward_thread(const TraceData& t, size_t begin, size_t end) {
 void build_ops(TraceData& t) {
   t.ops.clear();
   t.ops.reserve(t.ranges.size());  // at most one op per range: no reallocation
+  // Nor of the path nodes: one per path-kind range, and room for the unassociated ops' (one per
+  // runtime call name without an op: correlation.cpp) beyond.
+  t.op_paths.reserve(t.ranges.size() + 4096);
+  std::unordered_map<int64_t, int32_t> labels;  // the tree's label of each name (path_label)
   auto& ranges = t.ranges;
   size_t n = ranges.size();
   size_t begin = 0;
@@ -319,7 +323,6 @@ void build_ops(TraceData& t) {
     bool backward_thread = is_backward_thread(t, begin, end);
     std::vector<Frame> stack;
     std::unordered_map<int64_t, int32_t> top_counts;  // sibling counters of top-level path nodes
-    std::unordered_map<int64_t, std::string_view> long_labels;  // path_label of names over kMaxPathLabelBytes
     int32_t top_iteration = -2;
     for (size_t i = begin; i < end; ++i) {
       auto& r = ranges[i];
@@ -358,16 +361,16 @@ void build_ops(TraceData& t) {
           counts = &top_counts;
         }
         int32_t k = ++(*counts)[label_id];
-        f.path_node = t.op_paths.add(parent_node, path_label(t, label_id, long_labels), k);
+        f.path_node = t.op_paths.add(parent_node, path_label(t, label_id, labels), k);
         f.path_frame = static_cast<int64_t>(stack.size());
       }
       if (becomes_op) {
         OpRec op;
         op.range = static_cast<int32_t>(i);
-        op.name_id = r.op_name_id;
+        op.name_id = static_cast<int32_t>(r.op_name_id);
         auto type = t.op_type_of_name.find(r.op_name_id);
         if (type == t.op_type_of_name.end())
-          type = t.op_type_of_name.emplace(r.op_name_id, normalize_op_type(t.text(r.op_name_id))).first;
+          type = t.op_type_of_name.emplace(r.op_name_id, t.add_op_type(normalize_op_type(t.text(r.op_name_id)))).first;
         op.op_type = type->second;
         op.parent = static_cast<int32_t>(f.op);
         op.depth = f.op >= 0 ? t.ops[static_cast<size_t>(f.op)].depth + 1 : 0;
@@ -383,7 +386,7 @@ void build_ops(TraceData& t) {
         // Counted once, at the outermost eligible op: an eligible op inside an eligible op's
         // sub-tree is part of that op (docs/derivation.md, "Tensor Core eligibility").
         int32_t enclosing_root = f.op >= 0 ? t.ops[static_cast<size_t>(f.op)].tc_root : -1;
-        op.tc_eligible = enclosing_root < 0 && is_tc_eligible(op.op_type, types);
+        op.tc_eligible = enclosing_root < 0 && is_tc_eligible(t.op_types[static_cast<size_t>(op.op_type)], types);
         op.tc_root = op.tc_eligible ? static_cast<int32_t>(t.ops.size()) : enclosing_root;
         r.op = static_cast<int32_t>(t.ops.size());
         f.op = r.op;

@@ -206,7 +206,7 @@ int64_t resolve_tensor_cores_by_op(TraceData& t) {
     if (types_id == kNone) continue;
     // Inductor records each Triton launch as an op named after the kernel, with the kernel's inputs.
     bool launch_record = op.name_id == g.name_id || t.text(op.name_id) == t.text(g.name_id);
-    if (!launch_record && !is_tc_eligible_type(op.op_type)) continue;
+    if (!launch_record && !is_tc_eligible_type(op_type_text(op, t.op_types))) continue;
     if (!dtype_is_tensor_core_precision(t.text(types_id))) continue;
     auto dev = t.devices.find(g.device_id);
     if (dev != t.devices.end() && known_without_matrix_units(dev->second)) continue;

@@ -232,15 +232,15 @@ inline std::string_view pass_text(OpPass p) {
 }
 
 // What derivation adds (engine/derive/derive.hpp). Indexes are positions in the model's tables
-// (-1: none); the store turns them into ids when it writes. 120 bytes (an op per framework range:
-// 533k in the 10^6-row nsys export, at derivation's peak).
-// 80 bytes. An op does not copy its range's thread and span (op_span below reads them): 32 bytes
-// x 533k ops of a 10^6-row nsys export, and positions are 32-bit (a model holds fewer than 2^31
-// ranges and ops).
+// (-1: none); the store turns them into ids when it writes. An op per framework range: 533k in the
+// 10^6-row nsys export, held through derivation's peak and the write's. 56 bytes (120 when it
+// copied its range's thread and span — op_span below reads them — and held 64-bit positions and
+// its type's text view): a model holds fewer than 2^31 rows, texts and kernels of a kind.
 struct OpFact {
-  int64_t name_id = 0;  // TraceModel::strings (derivation may intern new names)
-  std::string_view op_type;  // static text or DerivedFacts::op_types
-  int64_t gpu_time_ns = 0, kernel_count = 0, tc_time_ns = 0;
+  int64_t gpu_time_ns = 0, tc_time_ns = 0;
+  int32_t name_id = 0;       // TraceModel::strings (derivation may intern new names)
+  int32_t op_type = -1;      // position in DerivedFacts::op_types (TraceData::op_types while derived); -1: NULL
+  int32_t kernel_count = 0;
   int32_t range = -1;   // position in ranges; -1 for unassociated ops
   int32_t parent = -1;  // position in ops
   // Tensor Core eligibility is counted once per eligible sub-tree: tc_eligible is set only on the
@@ -260,6 +260,11 @@ struct OpFact {
 struct OpSpan {
   int64_t pid = kNone, tid = kNone, start = kNone, dur = kNone;
 };
+static_assert(sizeof(OpFact) <= 56, "an op is held per framework range through the peaks: keep it small");
+// The text of an op's type (op_type_text(op, DerivedFacts::op_types)); a null view when it has none.
+inline std::string_view op_type_text(const OpFact& op, const std::vector<std::string>& types) {
+  return op.op_type < 0 ? std::string_view() : std::string_view(types[static_cast<size_t>(op.op_type)]);
+}
 struct GpuLinks {  // derived columns of one kernel, memcpy or memset
   int64_t api = -1, op = -1;
   int32_t iteration = -1;
@@ -342,7 +347,7 @@ struct DerivedFacts {
   std::vector<int32_t> sync_iteration;
   std::vector<OpFact> ops;
   std::unordered_map<int64_t, OpSpan> unassociated_spans;  // by position in ops: ops without a range
-  std::unordered_map<int64_t, std::string> op_types;  // nodes stay put: OpFact::op_type views them
+  std::vector<std::string> op_types;                  // OpFact::op_type's texts
   PathTree op_paths;                                  // the ops' paths (OpFact::path_node)
   std::vector<IterationFact> iterations;
   std::string iteration_source = "none";

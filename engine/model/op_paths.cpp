@@ -30,15 +30,16 @@ std::string_view PathTree::Speller::operator()(int32_t node) {
   if (texts_.size() < keep + pending_.size()) texts_.resize(keep + pending_.size());
   for (auto it = pending_.rbegin(); it != pending_.rend(); ++it) {
     const Node& n = tree_.nodes_[static_cast<size_t>(*it)];
+    std::string_view label = tree_.labels_[static_cast<size_t>(n.label)];
     static const std::string kTopPath;
     const std::string& parent = chain_.empty() ? kTopPath : texts_[chain_.size() - 1];
     std::string& text = texts_[chain_.size()];
     if (n.count == kVerbatim) {
-      text.assign("/").append(n.label);
-    } else if (parent.size() + 1 + n.label.size() <= kMaxPathBytes) {
-      text.assign(parent).append("/").append(n.label);
+      text.assign("/").append(label);
+    } else if (parent.size() + 1 + label.size() <= kMaxPathBytes) {
+      text.assign(parent).append("/").append(label);
     } else {
-      text.assign("/\u2026#").append(path_digest(parent)).append("/").append(n.label);
+      text.assign("/\u2026#").append(path_digest(parent)).append("/").append(label);
     }
     if (n.count > 1) text.append("(").append(std::to_string(n.count)).append(")");
     chain_.push_back(*it);

@@ -3,8 +3,8 @@
 //
 // A path repeats its ancestors' labels, so one text per op held ~75-80 bytes per op through
 // derivation (the x20 tiled trace: 35 MB, the 10^6-row nsys export: 40 MB), at the point where a
-// run holds the most memory. A node is 24 bytes: its parent, its label (a view of a text that
-// outlives the tree, or one the tree keeps) and its place among same-label siblings.
+// run holds the most memory. A node is 12 bytes: its parent, its label (an index into the tree's
+// own copies of its distinct labels) and its place among same-label siblings.
 #pragma once
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 
@@ -77,17 +78,29 @@ class PathTree {
  public:
   static constexpr int32_t kTop = -1;  // the parent of top-level nodes (the empty root path)
 
-  // A node below `parent` labelled `label`, the `count`-th child of `parent` with that label
-  // (spelled "label(count)" from the second on). `label` must outlive the tree (a text of the
-  // model's string table) or be one keep() returned.
-  int32_t add(int32_t parent, std::string_view label, int32_t count) {
+  // The label `text` as the tree keeps it: each distinct text is copied once into the tree, so a
+  // path does not depend on where its labels came from (the model's texts can go before the paths
+  // are spelled: ModelWrite gives them back as soon as they are in the store).
+  int32_t label(std::string_view text) {
+    if (auto it = label_ids_.find(text); it != label_ids_.end()) return it->second;
+    std::string_view kept = texts_.add(text);
+    auto id = static_cast<int32_t>(labels_.size());
+    labels_.push_back(kept);
+    label_ids_.emplace(kept, id);
+    return id;
+  }
+  // A node below `parent` labelled `label` (label()), the `count`-th child of `parent` with that
+  // label (spelled "label(count)" from the second on).
+  int32_t add(int32_t parent, int32_t label, int32_t count) {
     nodes_.push_back({parent, count, label});
     return static_cast<int32_t>(nodes_.size() - 1);
   }
   // A top-level node spelled "/" + text whatever its length (unassociated ops).
-  int32_t add_verbatim(std::string_view text) { return add(kTop, keep(text), kVerbatim); }
-  std::string_view keep(std::string_view text) { return texts_.add(text); }
+  int32_t add_verbatim(std::string_view text) { return add(kTop, label(text), kVerbatim); }
   size_t size() const { return nodes_.size(); }
+  // Room for `n` nodes: one vector of the right size instead of doubling (and copying) its way
+  // there while derivation holds the most memory.
+  void reserve(size_t n) { nodes_.reserve(n); }
 
   // Spells paths, reusing the texts of the last path's ancestors: spelling the ops in their order
   // (each op after its ancestors) costs one join per op. The view is valid until the next call.
@@ -105,12 +118,15 @@ class PathTree {
 
  private:
   static constexpr int32_t kVerbatim = 0;
+  // 12 bytes (24 with the label's view in it): a path-kind range of every trace has one.
   struct Node {
     int32_t parent;
     int32_t count;  // kVerbatim: "/" + label, no bounds
-    std::string_view label;
+    int32_t label;  // labels_
   };
   std::vector<Node> nodes_;
+  std::vector<std::string_view> labels_;  // views of texts_
+  std::unordered_map<std::string_view, int32_t> label_ids_;
   TextArena texts_;
 };
 

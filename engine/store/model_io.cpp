@@ -728,6 +728,12 @@ struct Writer {
   void release_range_rows(TraceModel& m) {
     if (release) std::vector<RangeFact>().swap(m.ranges);
   }
+  // The model's texts, once in the store's string table: nothing written later reads them (op
+  // paths keep their own labels: PathTree). 35 MB of a 10^6-row nsys export (266k distinct NVTX
+  // texts) that the rest of the write and its indexes held.
+  void release_texts(TraceModel& m) {
+    if (release) m.strings = StringTable();
+  }
 
   // OS runtime calls and CPU samples with their frames (schema/0007_host_activity.sql).
   void host_activity(const TraceModel& m, const Bases& b) {
@@ -775,12 +781,13 @@ struct Writer {
       std::string_view path = op.path_node >= 0 ? paths.add(spell(op.path_node)) : std::string_view("", 0);
       const OpSpan span = m.op_span(static_cast<int64_t>(i));
       op_ins.i64(t).i64(at(b.range, op.range)).i64(span.pid).i64(span.tid).i64(span.start)
-          .i64(span.dur).i64(sid(b, op.name_id)).text(op.op_type).text(pass_text(op.pass)).i64(at(b.op, op.parent))
+          .i64(span.dur).i64(sid(b, op.name_id)).text(op_type_text(op, d.op_types)).text(pass_text(op.pass)).i64(at(b.op, op.parent))
           .i64(int64_t{op.depth}).text(path).i64(iteration_col(op.iteration))
           .i64(int64_t{op.tc_eligible ? 1 : 0}).i64(op.gpu_time_ns).i64(op.kernel_count).i64(op.tc_time_ns).run();
     }
     expect_ids(op_ins, "_op", b.op, d.ops.size());  // flushes: the last paths are in
-    drop(op_ins, d.ops);  // op_types stays: op_type texts point into it
+    drop(op_ins, d.ops, d.op_types);
+    if (release) d.op_paths = PathTree();
   }
 
   // Source places, iterations, breakdown, steady state, CUDA graphs and compiled regions.
@@ -1016,6 +1023,7 @@ void ModelWrite::finish(const JobFacts* jobs, bool index) {
   Writer& w = *st.w;
   if (st.side == st.h) {  // one database: one writer, then the indexes
     st.strings.insert_pending();
+    for (TraceModel* m : st.models) w.release_texts(*m);
     for (size_t i = 0; i < st.models.size(); ++i) {
       w.linked(*st.models[i], st.bases[i]);
       w.api_calls(*st.models[i], st.bases[i]);
@@ -1065,6 +1073,7 @@ void ModelWrite::finish(const JobFacts* jobs, bool index) {
     try {
       StepClock clock;
       st.strings.insert_pending();  // the texts' rows (an nsys export's 267k) beside the ops too
+      for (TraceModel* m : st.models) w.release_texts(*m);  // the side share reads none
       for (size_t i = 0; i < st.models.size(); ++i) {
         w.linked(*st.models[i], st.bases[i]);
         w.api_calls(*st.models[i], st.bases[i]);

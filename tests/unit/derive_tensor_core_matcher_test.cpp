@@ -104,8 +104,8 @@ std::vector<bool> run_fallback(const std::vector<FallbackCase>& cases, const Tra
     t.own_range_facts.push_back(f);
     OpRec op;
     op.range = static_cast<int64_t>(i);
-    op.name_id = r.name_id;
-    op.op_type = c.op_type;
+    op.name_id = static_cast<int32_t>(r.name_id);
+    op.op_type = t.add_op_type(c.op_type);
     t.ops.push_back(op);
     GpuRec g;
     g.kind = GpuKind::kernel;

@@ -3,6 +3,7 @@
 // path over kMaxPathBytes replaced by "/…#" + its digest), in any order of spelling.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -27,7 +28,7 @@ struct Reference {
 TEST(PathTree, SpellsWhatTheRuleGivesInAnyOrder) {
   PathTree tree;
   Reference want;
-  std::vector<std::string> labels;  // outlive the tree
+  std::vector<std::string> labels;
   labels.reserve(4000);
   std::mt19937 random(7);
   // A random forest, deep enough that paths pass kMaxPathBytes (labels of up to 200 bytes).
@@ -40,7 +41,7 @@ TEST(PathTree, SpellsWhatTheRuleGivesInAnyOrder) {
                                                 : nodes.back();
     labels.push_back("aten::op" + std::to_string(i % 13) + std::string(random() % 200, 'x'));
     auto count = static_cast<int32_t>(1 + random() % 3);
-    int32_t n = tree.add(parent, labels.back(), count);
+    int32_t n = tree.add(parent, tree.label(labels.back()), count);
     EXPECT_EQ(want.add(parent, labels.back(), count), n);
     nodes.push_back(n);
   }
@@ -58,13 +59,25 @@ TEST(PathTree, SpellsWhatTheRuleGivesInAnyOrder) {
   for (int32_t n : nodes) ASSERT_EQ(spell(n), want.paths[static_cast<size_t>(n)]) << n;
 }
 
-TEST(PathTree, KeptLabelsAndTheTreeMoveTogether) {
+// Labels are the tree's own copies, one per distinct text: the texts they came from can go (the
+// model's are given back before the ops are written), and moving the tree keeps them.
+TEST(PathTree, KeepsItsOwnLabelsOncePerTextAndMovesWithThem) {
   PathTree tree;
-  int32_t top = tree.add(PathTree::kTop, tree.keep(std::string("ProfilerStep#1")), 1);
-  int32_t child = tree.add(top, tree.keep(std::string("aten::mm")), 2);
+  auto step = std::make_unique<std::string>("ProfilerStep#1");
+  auto mm = std::make_unique<std::string>("aten::mm");
+  int32_t step_label = tree.label(*step);
+  int32_t mm_label = tree.label(*mm);
+  EXPECT_EQ(tree.label(std::string("aten::mm")), mm_label);  // an equal text: the same label
+  EXPECT_NE(step_label, mm_label);
+  int32_t top = tree.add(PathTree::kTop, step_label, 1);
+  int32_t first = tree.add(top, mm_label, 1);
+  int32_t second = tree.add(top, mm_label, 2);
+  step.reset();
+  mm.reset();
   PathTree moved = std::move(tree);
   PathTree::Speller spell(moved);
-  EXPECT_EQ(spell(child), "/ProfilerStep#1/aten::mm(2)");
+  EXPECT_EQ(spell(second), "/ProfilerStep#1/aten::mm(2)");
+  EXPECT_EQ(spell(first), "/ProfilerStep#1/aten::mm");
   EXPECT_EQ(spell(top), "/ProfilerStep#1");
 }
 
