@@ -67,7 +67,7 @@ void correlate_gpu_to_api(TraceData& t) {
   keys.reserve(t.apis.size());
   for (size_t i = 0; i < t.apis.size(); ++i) {
     const auto& a = t.apis[i];
-    if (a.correlation_id != kNone) keys.push_back({a.correlation_id, a.pid, a.start, static_cast<int64_t>(i)});
+    if (int64_t c = t.correlation_id(a); c != kNone) keys.push_back({c, a.pid, a.start, static_cast<int64_t>(i)});
   }
   std::sort(keys.begin(), keys.end(), [](const CorrKey& a, const CorrKey& b) {
     if (a.correlation_id != b.correlation_id) return a.correlation_id < b.correlation_id;
@@ -76,10 +76,11 @@ void correlate_gpu_to_api(TraceData& t) {
   });
   for (auto& g : t.gpu) {
     g.api = -1;
-    if (g.correlation_id == kNone) continue;
-    auto lo = std::lower_bound(keys.begin(), keys.end(), g.correlation_id,
+    const int64_t correlation = t.correlation_id(g);
+    if (correlation == kNone) continue;
+    auto lo = std::lower_bound(keys.begin(), keys.end(), correlation,
                                [](const CorrKey& k, int64_t c) { return k.correlation_id < c; });
-    auto hi = std::upper_bound(lo, keys.end(), g.correlation_id,
+    auto hi = std::upper_bound(lo, keys.end(), correlation,
                                [](int64_t c, const CorrKey& k) { return c < k.correlation_id; });
     if (lo == hi) continue;
     size_t l = static_cast<size_t>(lo - keys.begin()), h = static_cast<size_t>(hi - keys.begin());
@@ -136,7 +137,7 @@ void attribute_api_to_ops(TraceData& t) {
         break;
       }
     }
-    if (a.op < 0 && a.external_id != kNone) a.op = ext_map.find(a.external_id);
+    if (int64_t ext = t.external_id(a); a.op < 0 && ext != kNone) a.op = ext_map.find(ext);
   }
 }
 
@@ -167,7 +168,7 @@ void attribute_gpu_to_ops(TraceData& t) {
   for (auto& g : t.gpu) {
     g.op = -1;
     if (g.api >= 0) g.op = t.apis[static_cast<size_t>(g.api)].op;
-    if (g.op < 0 && g.external_id != kNone) g.op = ext_map.find(g.external_id);
+    if (int64_t ext = g.op < 0 ? t.external_id(g) : kNone; ext != kNone) g.op = ext_map.find(ext);
     if (g.op >= 0) continue;
     if (g.api >= 0) {
       auto& a = t.apis[static_cast<size_t>(g.api)];

@@ -122,6 +122,10 @@ TraceData facts_of(TraceModel& m) {
   t.trace_id = m.trace_id;
   t.names = &m.strings;
   t.range_facts = &m.ranges;
+  t.api_facts = &m.apis;
+  t.kernel_facts = &m.kernels;
+  t.memcpy_facts = &m.memcpys;
+  t.memset_facts = &m.memsets;
   t.range_args = &m.range_args;
   t.format = m.info.format;
   t.framework = m.info.framework.value_or("");
@@ -165,8 +169,6 @@ void add_activity_facts(TraceData& t, const TraceModel& m) {
     a.start = f.start_ns;
     a.end = end_of(f.start_ns, f.dur_ns);
     a.name_id = f.name_id;
-    a.correlation_id = f.correlation_id;
-    a.external_id = f.external_id;
     t.apis.push_back(a);
   }
   std::sort(t.apis.begin(), t.apis.end(), [](const ApiRec& a, const ApiRec& b) {
@@ -182,12 +184,9 @@ void add_activity_facts(TraceData& t, const TraceModel& m) {
     g.kind = GpuKind::kernel;
     g.id = static_cast<int32_t>(i);
     g.device_id = k.device_id;
-    g.stream_id = k.stream_id;
     g.pid = k.pid;
     g.start = k.start_ns;
     g.end = end_of(k.start_ns, k.dur_ns);
-    g.correlation_id = k.correlation_id;
-    g.external_id = k.external_id;
     g.name_id = k.name_id;
     t.gpu.push_back(g);
   }
@@ -198,12 +197,9 @@ void add_activity_facts(TraceData& t, const TraceModel& m) {
       g.kind = kind;
       g.id = static_cast<int32_t>(i);
       g.device_id = c.device_id;
-      g.stream_id = c.stream_id;
       g.pid = c.pid;
       g.start = c.start_ns;
       g.end = end_of(c.start_ns, c.dur_ns);
-      g.correlation_id = c.correlation_id;
-      g.external_id = c.external_id;
       t.gpu.push_back(g);
     }
   };
@@ -212,14 +208,15 @@ void add_activity_facts(TraceData& t, const TraceModel& m) {
   // Time order; ties keep the order derivation has always seen (it decides attribution on equal
   // starts): kernels, then memcpys, then memsets; kernels by (device, id), copies and sets by
   // (pid, correlation id, id), NULL first.
-  std::sort(t.gpu.begin(), t.gpu.end(), [](const GpuRec& a, const GpuRec& b) {
+  std::sort(t.gpu.begin(), t.gpu.end(), [&t](const GpuRec& a, const GpuRec& b) {
     if (a.start != b.start) return a.start < b.start;
     if (a.kind != b.kind) return static_cast<int>(a.kind) < static_cast<int>(b.kind);
     if (a.kind == GpuKind::kernel) {
       if (a.device_id != b.device_id) return a.device_id < b.device_id;
     } else {
       if (a.pid != b.pid) return a.pid < b.pid;
-      if (a.correlation_id != b.correlation_id) return a.correlation_id < b.correlation_id;
+      int64_t ca = t.correlation_id(a), cb = t.correlation_id(b);
+      if (ca != cb) return ca < cb;
     }
     return a.id < b.id;
   });
@@ -261,7 +258,7 @@ void keep_results(TraceData& t, std::vector<BreakdownRow>& breakdown, TraceModel
     l.iteration = g.iteration;
     if (g.kind == GpuKind::kernel) {
       l.tensor_core = g.tensor_core ? 1 : 0;
-      l.category = g.category;
+      l.category = kernel_category_index(g.category);
       l.tc_op = g.op >= 0 ? t.ops[static_cast<size_t>(g.op)].tc_root : -1;
     }
   }

@@ -663,7 +663,7 @@ class JobReader {
     std::vector<size_t> kernels;  // communication kernels in (start, position) order
     if (d_.kernels.size() == m_.kernels.size())
       for (size_t i = 0; i < m_.kernels.size(); ++i)
-        if (d_.kernels[i].category == "communication" && (!pid || m_.kernels[i].pid == *pid)) kernels.push_back(i);
+        if (d_.kernels[i].category_text() == "communication" && (!pid || m_.kernels[i].pid == *pid)) kernels.push_back(i);
     std::stable_sort(kernels.begin(), kernels.end(),
                      [&](size_t a, size_t b) { return m_.kernels[a].start_ns < m_.kernels[b].start_ns; });
     std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> by_thread;

@@ -45,11 +45,12 @@ struct RangeRec {
 
 static_assert(sizeof(RangeRec) <= 64);
 
-struct ApiRec {  // 72 bytes
+// A runtime call as the sweeps read it (56 bytes; its correlation and external ids, which only
+// correlation reads, stay in the model: TraceData::correlation_id/external_id).
+struct ApiRec {
   int64_t pid = kNone, tid = kNone;
   int64_t start = 0, end = 0;
   int64_t name_id = 0;
-  int64_t correlation_id = kNone, external_id = kNone;
   int32_t id = 0;
   // derived
   int32_t op = -1;  // index into ops
@@ -57,10 +58,11 @@ struct ApiRec {  // 72 bytes
   bool launches = false;  // some kernel/memcpy/memset correlates to it
 };
 
-struct GpuRec {  // 96 bytes
-  int64_t device_id = kNone, stream_id = kNone, pid = kNone;
+// A kernel, memcpy or memset as the sweeps read it (72 bytes; its correlation and external ids, which
+// only correlation reads, stay in the model: TraceData::correlation_id/external_id).
+struct GpuRec {
+  int64_t device_id = kNone, pid = kNone;
   int64_t start = 0, end = 0;
-  int64_t correlation_id = kNone, external_id = kNone;
   std::string_view category;  // kernels only (static storage)
   int32_t name_id = -1;  // kernels only (-1: none)
   int32_t id = 0;
@@ -73,7 +75,8 @@ struct GpuRec {  // 96 bytes
   bool tensor_core_decided = false;  // the name decided tensor_core (else the op fallback may)
 };
 
-static_assert(sizeof(GpuRec) <= 96);
+static_assert(sizeof(ApiRec) <= 56);
+static_assert(sizeof(GpuRec) <= 72);
 
 struct SyncRec {
   int64_t id = 0;
@@ -139,6 +142,12 @@ struct TraceData {
   const std::vector<RangeArgs>* range_args = nullptr;
   std::vector<RangeFact> own_range_facts;
   std::vector<RangeArgs> own_range_args;
+  // The model's runtime calls and GPU activity (ApiRec::id, GpuRec::id are positions in them): the
+  // ids correlation reads. Without a model (unit tests of single steps) every id is NULL.
+  const std::vector<ApiFact>* api_facts = nullptr;
+  const std::vector<KernelFact>* kernel_facts = nullptr;
+  const std::vector<CopyFact>* memcpy_facts = nullptr;
+  const std::vector<CopyFact>* memset_facts = nullptr;
   // normalize_op_type once per op name (ops repeat names): its position in op_types.
   std::unordered_map<int64_t, int32_t> op_type_of_name;
   std::vector<std::string> op_types;  // OpFact::op_type's texts, moved into DerivedFacts with the ops
@@ -162,6 +171,25 @@ struct TraceData {
     return (range_args ? *range_args : own_range_args)[static_cast<size_t>(f.args)];
   }
   int64_t intern(std::string_view value) { return (names ? *names : own_names).intern(value); }
+
+  int64_t correlation_id(const ApiRec& a) const { return api_facts ? api_fact(a).correlation_id : kNone; }
+  int64_t external_id(const ApiRec& a) const { return api_facts ? api_fact(a).external_id : kNone; }
+  int64_t correlation_id(const GpuRec& g) const {
+    if (g.kind == GpuKind::kernel) return kernel_facts ? (*kernel_facts)[static_cast<size_t>(g.id)].correlation_id : kNone;
+    const auto* copies = copy_facts(g);
+    return copies ? (*copies)[static_cast<size_t>(g.id)].correlation_id : kNone;
+  }
+  int64_t external_id(const GpuRec& g) const {
+    if (g.kind == GpuKind::kernel) return kernel_facts ? (*kernel_facts)[static_cast<size_t>(g.id)].external_id : kNone;
+    const auto* copies = copy_facts(g);
+    return copies ? (*copies)[static_cast<size_t>(g.id)].external_id : kNone;
+  }
+
+ private:
+  const ApiFact& api_fact(const ApiRec& a) const { return (*api_facts)[static_cast<size_t>(a.id)]; }
+  const std::vector<CopyFact>* copy_facts(const GpuRec& g) const {
+    return g.kind == GpuKind::memcpy ? memcpy_facts : memset_facts;
+  }
 };
 
 // Ordinal of the iteration containing time t, or -1.

@@ -265,13 +265,27 @@ static_assert(sizeof(OpFact) <= 56, "an op is held per framework range through t
 inline std::string_view op_type_text(const OpFact& op, const std::vector<std::string>& types) {
   return op.op_type < 0 ? std::string_view() : std::string_view(types[static_cast<size_t>(op.op_type)]);
 }
-struct GpuLinks {  // derived columns of one kernel, memcpy or memset
-  int64_t api = -1, op = -1;
+// The kernel categories derivation gives (engine/derive/categories.hpp), by GpuLinks::category; 0 is
+// none (NULL).
+inline constexpr std::array<std::string_view, 9> kKernelCategories = {
+    std::string_view(), "communication", "memory", "attention", "conv", "gemm", "reduction", "elementwise", "other"};
+// The position of `category` in kKernelCategories; 0 (none) for a text not among them.
+inline uint8_t kernel_category_index(std::string_view category) {
+  for (size_t i = 1; i < kKernelCategories.size(); ++i)
+    if (kKernelCategories[i] == category) return static_cast<uint8_t>(i);
+  return 0;
+}
+// Derived columns of one kernel, memcpy or memset: 20 bytes (48 with 64-bit positions and the
+// category's text view; one per kernel from derivation's end to the kernels' write).
+struct GpuLinks {
+  int32_t api = -1, op = -1;  // positions in apis, ops
   int32_t iteration = -1;
-  int8_t tensor_core = 0;       // kernels
-  int64_t tc_op = -1;           // kernels: outermost Tensor-Core-eligible op around its op
-  std::string_view category;    // kernels (static text)
+  int32_t tc_op = -1;         // kernels: outermost Tensor-Core-eligible op around its op
+  int8_t tensor_core = 0;     // kernels
+  uint8_t category = 0;       // kernels: position in kKernelCategories
+  std::string_view category_text() const { return kKernelCategories[category]; }
 };
+static_assert(sizeof(GpuLinks) <= 20);
 struct IterationFact {
   std::optional<int64_t> number;
   std::string name;
@@ -341,12 +355,15 @@ struct DerivedFacts {
   std::vector<int32_t> range_parent;  // per range: position of the enclosing range or -1
   std::vector<int32_t> range_depth;
   std::vector<MarkerKind> range_marker;
-  std::vector<int64_t> api_op;
+  std::vector<int32_t> api_op;  // positions in ops
   std::vector<int32_t> api_iteration;
   std::vector<GpuLinks> kernels, memcpys, memsets;
   std::vector<int32_t> sync_iteration;
   std::vector<OpFact> ops;
   std::unordered_map<int64_t, OpSpan> unassociated_spans;  // by position in ops: ops without a range
+  // When not empty, every op's span (TraceModel::op_span reads it instead of the ranges): the store
+  // write keeps these 32 bytes an op and gives the 56-byte ranges back before it writes the ops.
+  std::vector<OpSpan> op_spans;
   std::vector<std::string> op_types;                  // OpFact::op_type's texts
   PathTree op_paths;                                  // the ops' paths (OpFact::path_node)
   std::vector<IterationFact> iterations;
@@ -463,6 +480,7 @@ struct TraceModel {
   }
   // The thread and span of derived.ops[op] (OpSpan).
   OpSpan op_span(int64_t op) const {
+    if (!derived.op_spans.empty()) return derived.op_spans[static_cast<size_t>(op)];
     const OpFact& o = derived.ops[static_cast<size_t>(op)];
     if (o.range >= 0) {
       const RangeFact& r = ranges[static_cast<size_t>(o.range)];

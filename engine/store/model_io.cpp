@@ -366,34 +366,50 @@ class GlobalStrings {
     }
     indexed_ = !existing_.empty();
   }
-  // Global id of `text` (which must outlive this table). `distinct` (the caller's promise): no
-  // text given so far from another model is equal to it.
-  int64_t id(std::string_view text, bool distinct) {
+  // Global id of text `local` of `table` (which must outlive this table). `distinct` (the caller's
+  // promise): no text given so far from another model is equal to it.
+  int64_t id(const StringTable& table, int64_t local, bool distinct) {
     if (!distinct && !indexed_) {
-      for (const auto& [id, t] : pending_) ids_.emplace(t, id);
+      for (const Run& run : pending_)
+        for (int64_t k = 0; k < run.count; ++k) ids_.emplace(run.table->text(run.first_local + k), run.first_id + k);
       indexed_ = true;
     }
+    std::string_view text = table.text(local);
     if (indexed_) {
       auto it = ids_.find(text);
       if (it != ids_.end()) return it->second;
     }
     int64_t id = next_++;
-    pending_.emplace_back(id, text);
+    // A model's texts come in order and take consecutive ids: one run each (not 267k pairs held
+    // through derivation, for an nsys export).
+    if (!pending_.empty()) {
+      Run& last = pending_.back();
+      if (last.table == &table && last.first_local + last.count == local && last.first_id + last.count == id) {
+        ++last.count;
+        if (indexed_) ids_.emplace(text, id);
+        return id;
+      }
+    }
+    pending_.push_back({&table, local, id, 1});
     if (indexed_) ids_.emplace(text, id);
     return id;
   }
   // Writes the rows of the texts given ids since the last call.
   void insert_pending() {
-    for (const auto& [id, text] : pending_) ins_.i64(id).text(text).run();
+    for (const Run& run : pending_)
+      for (int64_t k = 0; k < run.count; ++k) ins_.i64(run.first_id + k).text(std::string_view(run.table->text(run.first_local + k))).run();
     pending_.clear();
-    pending_.shrink_to_fit();
   }
 
  private:
+  struct Run {  // texts first_local.. of `table`, ids first_id..
+    const StringTable* table;
+    int64_t first_local, first_id, count;
+  };
   Stmt ins_;
   std::deque<std::string> existing_;
   std::unordered_map<std::string_view, int64_t> ids_;
-  std::vector<std::pair<int64_t, std::string_view>> pending_;
+  std::vector<Run> pending_;
   bool indexed_ = false;
   int64_t next_ = 1;
 };
@@ -660,7 +676,7 @@ struct Writer {
       if (derived) {
         const GpuLinks& g = d.kernels[i];
         kernel_ins.i64(at(b.api, g.api)).i64(at(b.op, g.op)).i64(iteration_col(g.iteration)).i64(int64_t{g.tensor_core})
-            .text(g.category).i64(at(b.op, g.tc_op));
+            .text(g.category_text()).i64(at(b.op, g.tc_op));
       } else {
         kernel_ins.null().null().null().null().null().null();
       }
@@ -728,6 +744,16 @@ struct Writer {
   void release_range_rows(TraceModel& m) {
     if (release) std::vector<RangeFact>().swap(m.ranges);
   }
+  // Once the ranges are in the store: each op's span copied out of its range (op_span), and the
+  // ranges given back, before the ops are written. The write of a 10^6-row nsys export held its
+  // 533k ranges (30 MB) to the end of the ops for 17 MB of spans.
+  void keep_op_spans(TraceModel& m) {
+    if (!release || m.ranges.empty() || !m.derived.done) return;
+    std::vector<OpSpan> spans(m.derived.ops.size());
+    for (size_t i = 0; i < spans.size(); ++i) spans[i] = m.op_span(static_cast<int64_t>(i));
+    m.derived.op_spans = std::move(spans);
+    release_range_rows(m);
+  }
   // The model's texts, once in the store's string table: nothing written later reads them (op
   // paths keep their own labels: PathTree). 35 MB of a 10^6-row nsys export (266k distinct NVTX
   // texts) that the rest of the write and its indexes held.
@@ -786,7 +812,7 @@ struct Writer {
           .i64(int64_t{op.tc_eligible ? 1 : 0}).i64(op.gpu_time_ns).i64(op.kernel_count).i64(op.tc_time_ns).run();
     }
     expect_ids(op_ins, "_op", b.op, d.ops.size());  // flushes: the last paths are in
-    drop(op_ins, d.ops, d.op_types);
+    drop(op_ins, d.ops, d.op_types, d.op_spans);
     if (release) d.op_paths = PathTree();
   }
 
@@ -969,7 +995,7 @@ ModelWrite::ModelWrite(Store& store, std::vector<TraceModel*> models, bool relea
       int64_t imported = std::min(m.imported_strings, m.strings.size());
       bases[i].string_ids.assign(static_cast<size_t>(imported) + 1, kNone);
       for (int64_t s = 1; s <= imported; ++s)
-        bases[i].string_ids[static_cast<size_t>(s)] = s_->strings.id(m.strings.text(s), /*distinct=*/i == 0);
+        bases[i].string_ids[static_cast<size_t>(s)] = s_->strings.id(m.strings, s, /*distinct=*/i == 0);
     }
     s_->w = std::make_unique<Writer>(h, side);
     s_->w->release = release;
@@ -1018,7 +1044,7 @@ void ModelWrite::finish(const JobFacts* jobs, bool index) {
     ids.resize(static_cast<size_t>(m.strings.size()) + 1, kNone);
     // Texts derivation added are new to their model, but may be another model's.
     for (int64_t s = imported + 1; s <= m.strings.size(); ++s)
-      ids[static_cast<size_t>(s)] = st.strings.id(m.strings.text(s), /*distinct=*/st.models.size() == 1);
+      ids[static_cast<size_t>(s)] = st.strings.id(m.strings, s, /*distinct=*/st.models.size() == 1);
   }
   Writer& w = *st.w;
   if (st.side == st.h) {  // one database: one writer, then the indexes
@@ -1030,6 +1056,7 @@ void ModelWrite::finish(const JobFacts* jobs, bool index) {
       w.release_ranges(*st.models[i]);
     }
     for (size_t i = 0; i < st.models.size(); ++i) {
+      w.keep_op_spans(*st.models[i]);
       w.derived(*st.models[i], st.bases[i]);
       w.release_range_rows(*st.models[i]);
     }
@@ -1048,6 +1075,7 @@ void ModelWrite::finish(const JobFacts* jobs, bool index) {
     auto side_share = [&] {
       StepClock clock;  // PROFLINT_TIMINGS: each database's write and indexes
       for (size_t i = 0; i < st.models.size(); ++i) {
+        w.keep_op_spans(*st.models[i]);
         w.derived_side(*st.models[i], st.bases[i]);
         w.release_range_rows(*st.models[i]);  // the other share reads none (release_ranges)
       }

@@ -2,10 +2,16 @@
 // Tensor Core verdicts and categories, iteration-name helpers and period detection.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "engine/derive/categories.hpp"
 #include "engine/derive/iterations.hpp"
 #include "engine/derive/ops.hpp"
 #include "engine/derive/tensor_cores.hpp"
+#include "engine/model/model.hpp"
 
 namespace proflint {
 namespace {
@@ -151,6 +157,28 @@ TEST(DeriveCategories, KernelCategories) {
             "vllm::fused_add_rms_norm_kernel");
   EXPECT_EQ(kernel_base_name("void at::native::(anonymous namespace)::CatArrayBatchedCopy<float>(float*)"),
             "at::native::anonymous_namespace::CatArrayBatchedCopy");
+}
+
+// A kernel keeps its category as a position in kKernelCategories (GpuLinks, engine/model/model.hpp):
+// every category derivation gives must be there, or the kernel would be written with none.
+TEST(DeriveCategories, EveryCategoryHasAPlaceInTheModelsTable) {
+  const std::vector<std::string> names = {
+      "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)", "Memcpy DtoD (Device -> Device)",
+      "void pytorch_flash::flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<64>>()",
+      "void implicit_convolve_sgemm<float, float, 128, 6, 7, 3, 3, 5, 1, false, true, true>()", "volta_sgemm_128x64_nn",
+      "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>()", "triton_poi_fused_add_cos_sin_0",
+      "triton_per_fused_native_layer_norm_0", "triton_tem_fused_mm_0", "void convert_to_half_kernel()", ""};
+  std::set<std::string_view> seen;
+  for (const auto& name : names) {
+    std::string_view category = kernel_category(name);
+    uint8_t at = kernel_category_index(category);
+    EXPECT_NE(int{at}, 0) << name;
+    EXPECT_EQ(kKernelCategories[at], category) << name;
+    seen.insert(category);
+  }
+  EXPECT_EQ(seen.size(), kKernelCategories.size() - 1);  // all eight were given
+  EXPECT_EQ(int{kernel_category_index("not a category")}, 0);
+  EXPECT_TRUE(GpuLinks{}.category_text().data() == nullptr);  // none: written as NULL
 }
 
 TEST(DeriveIterations, KeyNodeAndStepNames) {

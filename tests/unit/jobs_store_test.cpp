@@ -340,7 +340,7 @@ TEST(JobsModel, FourRanksFromTheirModelsAlone) {
     EXPECT_EQ(p.trace, static_cast<size_t>(p.rank));
     ASSERT_GE(p.kernel, 0);
     ASSERT_LT(static_cast<size_t>(p.kernel), m.kernels.size());
-    EXPECT_EQ(m.derived.kernels[static_cast<size_t>(p.kernel)].category, "communication");
+    EXPECT_EQ(m.derived.kernels[static_cast<size_t>(p.kernel)].category_text(), "communication");
     ASSERT_GE(p.op, 0);
     ASSERT_LT(static_cast<size_t>(p.op), m.derived.ops.size());
     op_names.insert(m.strings.text(m.derived.ops[static_cast<size_t>(p.op)].name_id));
