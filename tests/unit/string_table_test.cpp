@@ -69,4 +69,20 @@ TEST(StringTable, TableSizes) {
 TEST(StringTable, AgreesWithAHashMapAfterReserving) { agrees_with_a_map(true); }
 
 }  // namespace
+// Text ids kept in 32 bits (RangeArgs) read back as they were given, NULL (kNone) included, and
+// compare with plain ids as the derivation steps compare them.
+TEST(TextId, KeepsIdsAndNone) {
+  for (int64_t id : {kNone, int64_t{0}, int64_t{1}, int64_t{267101}, int64_t{INT32_MAX}}) {
+    TextId kept = id;
+    EXPECT_EQ(static_cast<int64_t>(kept), id);
+  }
+  EXPECT_TRUE(TextId() == kNone);
+  RangeArgs a;
+  EXPECT_FALSE(a.any());
+  a.module_id = 7;
+  EXPECT_TRUE(a.any());
+  EXPECT_NE(a.module_id, kNone);
+  EXPECT_EQ(sizeof(RangeArgs), 48u);
+}
+
 }  // namespace proflint
