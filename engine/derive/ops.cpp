@@ -198,10 +198,9 @@ std::string_view utf8_prefix(std::string_view text, size_t n) {
   return text.substr(0, n);
 }
 
-// The label a range gives its path: its name, or for names over kMaxPathLabelBytes the first
-// bytes, "…#" and a digest of the whole name, kept by the path tree. Cached per name id: a long
-// name is hashed once.
-// The tree's label for the name `label_id` (PathTree::label), looked up once per name.
+// The label a range gives its path (PathTree::label): its name, or for names over
+// kMaxPathLabelBytes the first bytes, "…#" and a digest of the whole name. Cached per name id: the
+// tree looks each name up once, and a long name is hashed once.
 int32_t path_label(TraceData& t, int64_t label_id, std::unordered_map<int64_t, int32_t>& labels) {
   auto it = labels.find(label_id);
   if (it != labels.end()) return it->second;

@@ -366,7 +366,8 @@ class GlobalStrings {
     }
     indexed_ = !existing_.empty();
   }
-  // Global id of text `local` of `table` (which must outlive this table). `distinct` (the caller's
+  // Global id of text `local` of `table`, whose texts must stay until insert_pending() (the lookup
+  // of a second model's texts views them too, and is not used after). `distinct` (the caller's
   // promise): no text given so far from another model is equal to it.
   int64_t id(const StringTable& table, int64_t local, bool distinct) {
     if (!distinct && !indexed_) {
