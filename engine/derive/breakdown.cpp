@@ -16,7 +16,7 @@ enum Category : int { kKernelTc, kKernelOther, kCommunication, kMemcpy, kMemset,
 int gpu_category(const GpuRec& g) {
   if (g.kind == GpuKind::memcpy) return kMemcpy;
   if (g.kind == GpuKind::memset) return kMemset;
-  if (g.category == "communication") return kCommunication;
+  if (g.category_text() == "communication") return kCommunication;
   return g.tensor_core ? kKernelTc : kKernelOther;
 }
 

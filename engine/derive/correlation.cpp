@@ -175,7 +175,7 @@ void attribute_gpu_to_ops(TraceData& t) {
       g.op = unassociated_op(t.text(a.name_id), a.start, a.end);
       a.op = g.op;
     } else {
-      std::string what = g.kind == GpuKind::memcpy ? "memcpy" : g.kind == GpuKind::memset ? "memset" : std::string(g.category);
+      std::string what = g.kind == GpuKind::memcpy ? "memcpy" : g.kind == GpuKind::memset ? "memset" : std::string(g.category_text());
       g.op = unassociated_op(what, g.start, g.end);
     }
   }

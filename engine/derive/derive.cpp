@@ -37,7 +37,7 @@ namespace {
 void classify_kernels(TraceData& t) {
   struct Verdict {
     bool tensor_core, decided;
-    std::string_view category;
+    uint8_t category;
   };
   std::unordered_map<int64_t, Verdict> by_name;
   std::span<const TensorCorePattern> extra;
@@ -48,7 +48,7 @@ void classify_kernels(TraceData& t) {
     if (it == by_name.end()) {
       const std::string& name = t.text(g.name_id);
       auto verdict = classify_tensor_core(name, extra);
-      it = by_name.emplace(g.name_id, Verdict{verdict.uses_tensor_cores, verdict.decided, kernel_category(name)}).first;
+      it = by_name.emplace(g.name_id, Verdict{verdict.uses_tensor_cores, verdict.decided, kernel_category_index(kernel_category(name))}).first;
     }
     g.tensor_core = it->second.tensor_core;
     g.tensor_core_decided = it->second.decided;
@@ -258,7 +258,7 @@ void keep_results(TraceData& t, std::vector<BreakdownRow>& breakdown, TraceModel
     l.iteration = g.iteration;
     if (g.kind == GpuKind::kernel) {
       l.tensor_core = g.tensor_core ? 1 : 0;
-      l.category = kernel_category_index(g.category);
+      l.category = g.category;
       l.tc_op = g.op >= 0 ? t.ops[static_cast<size_t>(g.op)].tc_root : -1;
     }
   }

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "engine/derive/derive.hpp"
@@ -58,12 +59,11 @@ struct ApiRec {
   bool launches = false;  // some kernel/memcpy/memset correlates to it
 };
 
-// A kernel, memcpy or memset as the sweeps read it (72 bytes; its correlation and external ids, which
+// A kernel, memcpy or memset as the sweeps read it (56 bytes; its correlation and external ids, which
 // only correlation reads, stay in the model: TraceData::correlation_id/external_id).
 struct GpuRec {
   int64_t device_id = kNone, pid = kNone;
   int64_t start = 0, end = 0;
-  std::string_view category;  // kernels only (static storage)
   int32_t name_id = -1;  // kernels only (-1: none)
   int32_t id = 0;
   // derived
@@ -73,10 +73,12 @@ struct GpuRec {
   GpuKind kind = GpuKind::kernel;
   bool tensor_core = false;   // kernels only
   bool tensor_core_decided = false;  // the name decided tensor_core (else the op fallback may)
+  uint8_t category = 0;  // kernels: position in kKernelCategories, as GpuLinks keeps it
+  std::string_view category_text() const { return kKernelCategories[category]; }
 };
 
 static_assert(sizeof(ApiRec) <= 56);
-static_assert(sizeof(GpuRec) <= 72);
+static_assert(sizeof(GpuRec) <= 56);
 
 struct SyncRec {
   int64_t id = 0;
@@ -174,21 +176,20 @@ struct TraceData {
 
   int64_t correlation_id(const ApiRec& a) const { return api_facts ? api_fact(a).correlation_id : kNone; }
   int64_t external_id(const ApiRec& a) const { return api_facts ? api_fact(a).external_id : kNone; }
-  int64_t correlation_id(const GpuRec& g) const {
-    if (g.kind == GpuKind::kernel) return kernel_facts ? (*kernel_facts)[static_cast<size_t>(g.id)].correlation_id : kNone;
-    const auto* copies = copy_facts(g);
-    return copies ? (*copies)[static_cast<size_t>(g.id)].correlation_id : kNone;
-  }
-  int64_t external_id(const GpuRec& g) const {
-    if (g.kind == GpuKind::kernel) return kernel_facts ? (*kernel_facts)[static_cast<size_t>(g.id)].external_id : kNone;
-    const auto* copies = copy_facts(g);
-    return copies ? (*copies)[static_cast<size_t>(g.id)].external_id : kNone;
-  }
+  int64_t correlation_id(const GpuRec& g) const { return gpu_ids(g).first; }
+  int64_t external_id(const GpuRec& g) const { return gpu_ids(g).second; }
 
  private:
   const ApiFact& api_fact(const ApiRec& a) const { return (*api_facts)[static_cast<size_t>(a.id)]; }
-  const std::vector<CopyFact>* copy_facts(const GpuRec& g) const {
-    return g.kind == GpuKind::memcpy ? memcpy_facts : memset_facts;
+  // (correlation id, external id) of the model's row behind `g`; NULLs without a model.
+  std::pair<int64_t, int64_t> gpu_ids(const GpuRec& g) const {
+    auto ids = [&](const auto* rows) {
+      if (!rows) return std::pair<int64_t, int64_t>{kNone, kNone};
+      const auto& f = (*rows)[static_cast<size_t>(g.id)];
+      return std::pair<int64_t, int64_t>{f.correlation_id, f.external_id};
+    };
+    if (g.kind == GpuKind::kernel) return ids(kernel_facts);
+    return ids(g.kind == GpuKind::memcpy ? memcpy_facts : memset_facts);
   }
 };
 

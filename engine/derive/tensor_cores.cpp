@@ -198,7 +198,7 @@ int64_t resolve_tensor_cores_by_op(TraceData& t) {
   int64_t turned = 0;
   for (auto& g : t.gpu) {
     if (g.kind != GpuKind::kernel || g.tensor_core_decided || g.op < 0) continue;
-    if (g.category != "gemm" && g.category != "conv" && g.category != "attention") continue;
+    if (std::string_view c = g.category_text(); c != "gemm" && c != "conv" && c != "attention") continue;
     const OpRec& op = t.ops[static_cast<size_t>(g.op)];
     if (op.range < 0) continue;
     const RangeRec& r = t.ranges[static_cast<size_t>(op.range)];

@@ -112,7 +112,7 @@ std::vector<bool> run_fallback(const std::vector<FallbackCase>& cases, const Tra
     g.device_id = c.device;
     g.name_id = t.intern(c.kernel_name);
     g.op = static_cast<int64_t>(i);
-    g.category = c.category;
+    g.category = kernel_category_index(c.category);
     g.tensor_core_decided = c.decided;
     t.gpu.push_back(g);
   }
